@@ -1,0 +1,129 @@
+//! Command-line arguments shared by `account`, `calibrate` and `release`.
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use gpdp::{Conversion, Domain, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
+
+/// Parses a float, accepting `inf`/`∞` (the scale σ may be infinite).
+pub fn parse_f64(s: &str) -> std::result::Result<f64, String> {
+    let t = s.trim();
+    if t == "∞" || t.eq_ignore_ascii_case("+inf") {
+        return Ok(f64::INFINITY);
+    }
+    t.parse::<f64>().map_err(|_| format!("'{s}' is not a number"))
+}
+
+/// The public description of a release: kernel, domain, sizes and knobs.
+#[derive(Args, Debug, Clone)]
+pub struct ReleaseArgs {
+    /// Kernel k (normalised, isotropic, Euclidean distance d): exponential
+    /// exp(−d/ℓ), matern32, matern52, squared-exponential exp(−d²/2ℓ²),
+    /// constant, diagonal.
+    #[arg(long, value_name = "KERNEL")]
+    pub kernel: Option<KernelKind>,
+
+    /// Kernel lengthscale ℓ > 0, in the units of the covariates (ignored by
+    /// the constant and diagonal kernels).
+    #[arg(long, value_name = "ℓ", value_parser = parse_f64)]
+    pub lengthscale: Option<f64>,
+
+    /// Covariate domain Ω (where every private covariate lies; gives κ =
+    /// k(diam Ω)): interval:a,b | box:a1,b1,a2,b2,… | ball:c1,…,cd,radius.
+    #[arg(long, value_name = "SPEC")]
+    pub domain: Option<Domain>,
+
+    /// Number of private records n ≥ 1 (public).
+    #[arg(long, value_name = "N")]
+    pub n: Option<usize>,
+
+    /// Effective ridge r > 0 (r² = noise variance λ² / kernel scale σ²).
+    /// Larger r = more private.
+    #[arg(long, value_name = "r", value_parser = parse_f64)]
+    pub ridge: Option<f64>,
+
+    /// Kernel scale σ > 0 (prior GP(0, σ²k)), or `inf` for a
+    /// covariance-only release. Larger σ = more private (mean term only).
+    #[arg(long, value_name = "σ", value_parser = parse_f64)]
+    pub scale: Option<f64>,
+
+    /// Standard deviation scale η ≥ 0 of independent GP(0, η²k) noise added
+    /// to each released path (Proposition 2).
+    #[arg(long = "gp-noise", value_name = "η", value_parser = parse_f64)]
+    pub gp_noise: Option<f64>,
+
+    /// Number L ≥ 1 of independent posterior draws released (composition).
+    #[arg(long, value_name = "L")]
+    pub draws: Option<u64>,
+
+    /// Response bound M_Y > 0: every |y_i| ≤ M_Y (the data must be clipped
+    /// or rejected accordingly).
+    #[arg(long = "response-bound", value_name = "M_Y", value_parser = parse_f64)]
+    pub response_bound: Option<f64>,
+
+    /// Which bound on the mean sensitivity Δ_n: auto (tightest valid among
+    /// B.1, B.4, B.5, B.7), generic (B.1), exponential-1d (B.7),
+    /// constant (B.4), diagonal (B.5), rkhs (B.8, needs --rkhs-norm).
+    #[arg(long, value_name = "LEMMA")]
+    pub sensitivity: Option<SensitivityChoice>,
+
+    /// RKHS norm B = ‖f*‖_H of the noiseless response function, for
+    /// --sensitivity rkhs (Lemma B.8).
+    #[arg(long = "rkhs-norm", value_name = "B", value_parser = parse_f64)]
+    pub rkhs_norm: Option<f64>,
+
+    /// RDP → (ε, δ) conversion: improved (Canonne–Kamath–Steinke 2020 /
+    /// Balle et al. 2020; tighter) or paper (Mironov 2017, as in the paper).
+    #[arg(long, value_name = "CONV")]
+    pub conversion: Option<Conversion>,
+}
+
+/// Fully resolved release parameters (defaults applied).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub params: ReleaseParams,
+    pub draws: u64,
+    pub conversion: Conversion,
+}
+
+impl ReleaseArgs {
+    /// Applies defaults and validates presence; `need_ridge`/`need_scale`
+    /// are false when that parameter is being solved for.
+    pub fn resolve(&self, need_ridge: bool, need_scale: bool) -> Result<Resolved> {
+        let kind = self
+            .kernel
+            .context("missing --kernel (exponential, matern32, matern52, squared-exponential, constant, diagonal)")?;
+        let lengthscale = match (self.lengthscale, kind.has_lengthscale()) {
+            (Some(l), _) => l,
+            (None, false) => 1.0,
+            (None, true) => bail!("missing --lengthscale ℓ for the {kind} kernel"),
+        };
+        let kernel = Kernel::new(kind, lengthscale)?;
+        let domain = self.domain.clone().context("missing --domain (e.g. interval:0,1 or box:0,1,0,1)")?;
+        let n = self.n.context("missing --n (number of private records)")?;
+        let ridge = match (self.ridge, need_ridge) {
+            (Some(r), _) => r,
+            (None, false) => 1.0,
+            (None, true) => bail!("missing --ridge r"),
+        };
+        let scale = match (self.scale, need_scale) {
+            (Some(s), _) => s,
+            (None, false) => 1.0,
+            (None, true) => bail!("missing --scale σ (use inf for a covariance-only release)"),
+        };
+        let mut params = ReleaseParams::new(kernel, domain, n, ridge, scale);
+        params.gp_noise = self.gp_noise.unwrap_or(0.0);
+        params.response_bound = self.response_bound.unwrap_or(1.0);
+        params.sensitivity = self.sensitivity.unwrap_or_default();
+        params.rkhs_norm = self.rkhs_norm;
+        if params.rkhs_norm.is_some() && params.sensitivity == SensitivityChoice::Auto {
+            bail!(
+                "--rkhs-norm is only used with --sensitivity rkhs (Lemma B.8 assumes noiseless responses y = f*(x); choose it explicitly)"
+            );
+        }
+        let draws = self.draws.unwrap_or(1);
+        if draws == 0 {
+            bail!("draws L (0) must be >= 1");
+        }
+        Ok(Resolved { params, draws, conversion: self.conversion.unwrap_or_default() })
+    }
+}

@@ -1,0 +1,74 @@
+//! `gpdp` — differentially private Gaussian-process posterior sample paths.
+
+mod account;
+mod args;
+mod calibrate;
+mod io;
+mod posterior;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// gpdp: release Gaussian-process posterior sample paths with differential
+/// privacy, and compute the exact (ε, δ) guarantee of such releases.
+///
+/// The guarantee (Maciazek 2026, Theorem 3.1) depends only on public
+/// quantities — kernel, domain, n, ridge r, scale σ, GP noise η, number of
+/// draws L — never on the data. Hyperparameters must be chosen on public or
+/// non-private data.
+#[derive(Parser, Debug)]
+#[command(name = "gpdp", version, about, long_about, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compute the (ε, δ) guarantee of releasing L posterior sample paths.
+    Account(account::AccountArgs),
+    /// Solve for the smallest ridge/scale/GP noise or the largest number of
+    /// draws meeting a target (ε, δ).
+    Calibrate(calibrate::CalibrateArgs),
+    /// Non-private posterior mean and variance at query points (diagnostics
+    /// on public data).
+    Posterior(posterior::PosteriorArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            // One line: clap's first line, without the usage block.
+            let text = e.render().to_string();
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: invalid arguments");
+            eprintln!("{first} (see gpdp --help)");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Account(a) => account::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
+        Command::Posterior(a) => posterior::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

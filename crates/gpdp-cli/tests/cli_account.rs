@@ -1,0 +1,388 @@
+//! Behaviour of `gpdp account`, `calibrate` and `posterior` from the
+//! command line: outputs, JSON shape, and one-line errors for bad input.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn gpdp() -> Command {
+    Command::cargo_bin("gpdp").unwrap()
+}
+
+const FIG3: [&str; 16] = [
+    "account",
+    "--kernel",
+    "exponential",
+    "--lengthscale",
+    "1",
+    "--domain",
+    "interval:0,1",
+    "--n",
+    "10",
+    "--ridge",
+    "1",
+    "--scale",
+    "5",
+    "--draws",
+    "3",
+    "--delta",
+];
+
+fn json_of(args: &[&str]) -> Value {
+    let out = gpdp().args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn account_json_has_the_documented_fields() {
+    let mut args = FIG3.to_vec();
+    args.extend(["0.05", "--json"]);
+    let v = json_of(&args);
+    for k in [
+        "epsilon",
+        "delta",
+        "alpha",
+        "alpha_max",
+        "rdp",
+        "covariance_term",
+        "mean_term",
+        "variance_bound",
+        "variance_bound_source",
+        "kappa",
+        "sensitivity",
+        "sensitivity_source",
+        "draws",
+        "conversion",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    assert_eq!(v["sensitivity_source"], "B.7");
+    assert_eq!(v["draws"], 3);
+    assert_eq!(v["conversion"], "improved");
+    // Same numbers as the library.
+    let rel = gpdp::ReleaseParams::new(
+        gpdp::Kernel::exponential(1.0).unwrap(),
+        "interval:0,1".parse().unwrap(),
+        10,
+        1.0,
+        5.0,
+    )
+    .check()
+    .unwrap();
+    let want = rel.epsilon(3, 0.05, gpdp::Conversion::Improved).unwrap();
+    assert_eq!(v["epsilon"].as_f64().unwrap(), want.epsilon);
+    // ε at α: rdp + conversion at the reported α.
+    let (a, rdp) = (v["alpha"].as_f64().unwrap(), v["rdp"].as_f64().unwrap());
+    let conv = rdp + ((a - 1.0) / a).ln() - (0.05f64.ln() + a.ln()) / (a - 1.0);
+    assert!((v["epsilon"].as_f64().unwrap() - conv).abs() < 1e-12);
+    // The inverse: δ at that ε comes back to ≈ 0.05.
+    let mut inv = FIG3.to_vec();
+    inv.pop();
+    let e = format!("{}", want.epsilon);
+    inv.extend(["--epsilon", &e, "--json"]);
+    let d = json_of(&inv);
+    assert!((d["delta"].as_f64().unwrap() - 0.05).abs() < 1e-6);
+}
+
+#[test]
+fn account_text_report_states_the_guarantee() {
+    let mut args = FIG3.to_vec();
+    args.push("0.05");
+    let out = gpdp().args(&args).output().unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    assert!(s.contains("differentially private") && s.contains("Lemma B.7") && s.contains("Prop. 3"), "{s}");
+}
+
+fn fails_with(args: &[&str], needle: &str) {
+    let out = gpdp().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+    assert!(err.contains(needle), "{args:?}: '{err}' lacks '{needle}'");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+fn base(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut v =
+        vec!["account", "--kernel", "exponential", "--lengthscale", "1", "--domain", "interval:0,1", "--n", "10"];
+    v.extend(extra);
+    v
+}
+
+#[test]
+fn bad_parameters_give_one_line_errors() {
+    fails_with(&base(&["--ridge", "0", "--scale", "1", "--delta", "0.1"]), "ridge r (0)");
+    fails_with(&base(&["--ridge", "-2", "--scale", "1", "--delta", "0.1"]), "ridge r (-2)");
+    fails_with(&base(&["--ridge", "1", "--scale", "0", "--delta", "0.1"]), "scale σ (0)");
+    fails_with(&base(&["--ridge", "1", "--scale", "-1", "--delta", "0.1"]), "scale σ (-1)");
+    fails_with(&base(&["--ridge", "1", "--scale", "1", "--gp-noise", "-1", "--delta", "0.1"]), "GP noise η (-1)");
+    fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "0"]), "δ (0)");
+    fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "1.5"]), "δ (1.5)");
+    fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "0.1", "--draws", "0"]), "draws L (0)");
+    fails_with(&base(&["--ridge", "NaN", "--scale", "1", "--delta", "0.1"]), "ridge r (NaN)");
+    fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "NaN"]), "δ (NaN)");
+    fails_with(
+        &base(&["--ridge", "1", "--scale", "1", "--delta", "0.1", "--response-bound", "0"]),
+        "response bound M_Y (0)",
+    );
+    fails_with(&base(&["--ridge", "x", "--scale", "1", "--delta", "0.1"]), "--ridge");
+    fails_with(
+        &[
+            "account",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "0",
+            "--domain",
+            "interval:0,1",
+            "--n",
+            "10",
+            "--ridge",
+            "1",
+            "--scale",
+            "1",
+            "--delta",
+            "0.1",
+        ],
+        "lengthscale ℓ (0)",
+    );
+    fails_with(
+        &[
+            "account",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "1",
+            "--domain",
+            "interval:0,1",
+            "--n",
+            "0",
+            "--ridge",
+            "1",
+            "--scale",
+            "1",
+            "--delta",
+            "0.1",
+        ],
+        "n (0)",
+    );
+    fails_with(
+        &[
+            "account",
+            "--kernel",
+            "cubic",
+            "--lengthscale",
+            "1",
+            "--domain",
+            "interval:0,1",
+            "--n",
+            "3",
+            "--ridge",
+            "1",
+            "--scale",
+            "1",
+            "--delta",
+            "0.1",
+        ],
+        "--kernel",
+    );
+    for dom in ["interval:1,0", "box:0,1,0", "ball:0,0,-1", "disc:0,1", "interval:0,a"] {
+        fails_with(
+            &[
+                "account",
+                "--kernel",
+                "exponential",
+                "--lengthscale",
+                "1",
+                "--domain",
+                dom,
+                "--n",
+                "3",
+                "--ridge",
+                "1",
+                "--scale",
+                "1",
+                "--delta",
+                "0.1",
+            ],
+            "--domain",
+        );
+    }
+    // An invalid lemma for the kernel / dimension.
+    fails_with(
+        &[
+            "account",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "1",
+            "--domain",
+            "box:0,1,0,1",
+            "--n",
+            "3",
+            "--ridge",
+            "1",
+            "--scale",
+            "1",
+            "--delta",
+            "0.1",
+            "--sensitivity",
+            "exponential-1d",
+        ],
+        "B.7",
+    );
+    fails_with(
+        &[
+            "account",
+            "--kernel",
+            "squared-exponential",
+            "--lengthscale",
+            "1",
+            "--domain",
+            "interval:0,1",
+            "--n",
+            "3",
+            "--ridge",
+            "1",
+            "--scale",
+            "1",
+            "--delta",
+            "0.1",
+            "--sensitivity",
+            "exponential-1d",
+        ],
+        "exponential kernel",
+    );
+    fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "0.1", "--sensitivity", "constant"]), "B.4");
+    fails_with(&base(&["--ridge", "1", "--scale", "1"]), "--delta");
+}
+
+#[test]
+fn batch_matches_single_runs_and_reports_bad_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("params.csv");
+    std::fs::write(
+        &input,
+        "label,kernel,lengthscale,domain,n,ridge,scale,draws,delta,conversion\n\
+         a,exponential,1,\"interval:0,1\",10,1,5,3,0.05,improved\n\
+         b,matern52,0.5,\"box:0,1,0,1\",100,2,inf,1,1e-5,paper\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.csv");
+    let o =
+        gpdp().args(["account", "--batch", input.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut rdr = csv::Reader::from_path(&out).unwrap();
+    let h: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        &h[..10],
+        &["label", "kernel", "lengthscale", "domain", "n", "ridge", "scale", "draws", "delta", "conversion"]
+    );
+    assert!(h.contains(&"epsilon".to_string()) && h.contains(&"sensitivity_source".to_string()));
+    assert!(!h[10..].contains(&"delta".to_string()));
+    let rows: Vec<csv::StringRecord> = rdr.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    let eps_col = h.iter().position(|c| c == "epsilon").unwrap();
+    let mut single = FIG3.to_vec();
+    single.extend(["0.05", "--json"]);
+    let v = json_of(&single);
+    assert_eq!(rows[0][eps_col].parse::<f64>().unwrap(), v["epsilon"].as_f64().unwrap());
+
+    // Ragged and non-numeric rows are named; no output file is written.
+    let bad = dir.path().join("bad.csv");
+    let out2 = dir.path().join("out2.csv");
+    std::fs::write(&bad, "kernel,lengthscale,domain,n,ridge,scale,delta\nexponential,1,\"interval:0,1\",10,1,5,0.05\nexponential,1,\"interval:0,1\",10,1\n").unwrap();
+    let o =
+        gpdp().args(["account", "--batch", bad.to_str().unwrap(), "--out", out2.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("row 2") && err.contains("5 fields"), "{err}");
+    assert!(!out2.exists());
+    std::fs::write(
+        &bad,
+        "kernel,lengthscale,domain,n,ridge,scale,delta\nexponential,1,\"interval:0,1\",10,abc,5,0.05\n",
+    )
+    .unwrap();
+    let o = gpdp().args(["account", "--batch", bad.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("row 1") && err.contains("ridge") && err.contains("abc"), "{err}");
+    std::fs::write(&bad, "kernel,lengthscale,domain,n,ridge,scale,delta\nexponential,1,\"box:0,1,0,1\",10,1,5,0.05\nexponential,1,\"interval:0,1\",10,-1,5,0.05\n").unwrap();
+    let o = gpdp().args(["account", "--batch", bad.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("row 2") && err.contains("ridge r (-1)"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1);
+}
+
+#[test]
+fn calibrate_json_certifies_the_solution() {
+    let args = [
+        "calibrate",
+        "--solve",
+        "ridge",
+        "--target-epsilon",
+        "10",
+        "--delta",
+        "1e-5",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "0.5",
+        "--domain",
+        "box:0,1,0,1",
+        "--n",
+        "400",
+        "--scale",
+        "1",
+        "--json",
+    ];
+    let v = json_of(&args);
+    assert_eq!(v["solve"], "ridge");
+    let r = v["value"].as_f64().unwrap();
+    assert_eq!(v["report"]["ridge"].as_f64().unwrap(), r);
+    assert!(v["report"]["epsilon"].as_f64().unwrap() <= 10.0);
+    assert!(v["permissive_epsilon"].as_f64().unwrap() > 10.0);
+    // The same r through `account` gives the same ε.
+    let rs = format!("{r}");
+    let acc = json_of(&[
+        "account",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "0.5",
+        "--domain",
+        "box:0,1,0,1",
+        "--n",
+        "400",
+        "--scale",
+        "1",
+        "--ridge",
+        &rs,
+        "--delta",
+        "1e-5",
+        "--json",
+    ]);
+    assert_eq!(acc["epsilon"], v["report"]["epsilon"]);
+    // Unreachable: the covariance floor at σ = ∞ exceeds ε.
+    fails_with(
+        &[
+            "calibrate",
+            "--solve",
+            "scale",
+            "--target-epsilon",
+            "0.5",
+            "--delta",
+            "1e-5",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "0.5",
+            "--domain",
+            "box:0,1,0,1",
+            "--n",
+            "400",
+            "--ridge",
+            "0.5",
+        ],
+        "increase the ridge r",
+    );
+}

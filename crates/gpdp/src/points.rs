@@ -1,0 +1,112 @@
+//! A set of points in R^d, stored row-major.
+
+use crate::error::{Error, Result};
+
+/// m points in R^d, stored row-major in one buffer (`data[i*d..(i+1)*d]` is
+/// point i).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Points {
+    data: Vec<f64>,
+    dim: usize,
+}
+
+impl Points {
+    /// Wraps a row-major buffer of points of dimension `dim` (≥ 1).
+    pub fn new(data: Vec<f64>, dim: usize) -> Result<Self> {
+        if dim == 0 {
+            return Err(Error::Dimension("points must have dimension >= 1".into()));
+        }
+        if data.len() % dim != 0 {
+            return Err(Error::Dimension(format!(
+                "{} coordinates do not split into points of dimension {dim}",
+                data.len()
+            )));
+        }
+        Ok(Points { data, dim })
+    }
+
+    /// One-dimensional points.
+    pub fn from_1d(xs: &[f64]) -> Self {
+        Points { data: xs.to_vec(), dim: 1 }
+    }
+
+    /// Points from rows; every row must have the same length ≥ 1.
+    pub fn from_rows<R: AsRef<[f64]>>(rows: &[R]) -> Result<Self> {
+        let dim = rows.first().map(|r| r.as_ref().len()).unwrap_or(1);
+        let mut data = Vec::with_capacity(rows.len() * dim);
+        for (i, r) in rows.iter().enumerate() {
+            let r = r.as_ref();
+            if r.len() != dim {
+                return Err(Error::Dimension(format!("point {} has {} coordinates, expected {dim}", i + 1, r.len())));
+            }
+            data.extend_from_slice(r);
+        }
+        Points::new(data, dim)
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.dim
+    }
+
+    /// Whether there are no points.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Dimension d.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Point i as a slice of length d.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// The row-major buffer.
+    pub fn as_slice(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// Iterates over the points.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[f64]> + '_ {
+        self.data.chunks_exact(self.dim)
+    }
+
+    /// Appends the points of `other` (same dimension).
+    pub fn extend(&mut self, other: &Points) -> Result<()> {
+        if other.dim != self.dim {
+            return Err(Error::Dimension(format!("cannot append {}-D points to {}-D points", other.dim, self.dim)));
+        }
+        self.data.extend_from_slice(&other.data);
+        Ok(())
+    }
+
+    /// Appends one point.
+    pub fn push(&mut self, x: &[f64]) -> Result<()> {
+        if x.len() != self.dim {
+            return Err(Error::Dimension(format!("cannot append a {}-D point to {}-D points", x.len(), self.dim)));
+        }
+        self.data.extend_from_slice(x);
+        Ok(())
+    }
+
+    /// The points with the given indices.
+    pub fn select(&self, idx: &[usize]) -> Points {
+        let mut data = Vec::with_capacity(idx.len() * self.dim);
+        for &i in idx {
+            data.extend_from_slice(self.row(i));
+        }
+        Points { data, dim: self.dim }
+    }
+}
+
+/// Euclidean distance ‖a − b‖.
+#[inline]
+pub fn distance(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() == 1 {
+        return (a[0] - b[0]).abs();
+    }
+    a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+}

@@ -1,0 +1,403 @@
+//! Upper bounds on the posterior variance scale V_n(r) (Proposition 3) and
+//! the common-core mean sensitivity Δ_n(r) (Lemmas B.1, B.4, B.5, B.7, B.8).
+//!
+//! # What is guaranteed
+//!
+//! Each function returns a number that is ≥ the quantity it bounds whenever
+//! the lemma's hypotheses hold (and the computed value is rounded up, see
+//! below). [`check_lemma`] decides the hypotheses that depend on the kernel
+//! and the domain; an explicit request for a lemma whose hypotheses fail is
+//! an error, never a silent fallback. The response hypothesis |y| ≤ M_Y is
+//! the caller's to enforce (clip or reject the data); Lemma B.8 instead
+//! assumes noiseless responses y = f*(x) with ‖f*‖_H ≤ B and must be chosen
+//! explicitly.
+//!
+//! # Floating point
+//!
+//! V̂ is computed as ((1−κ)(1+κ)(n−1) + r²)/(n−1+r²) (no cancellation) and
+//! then enlarged by a few units of roundoff; Δ̂ is enlarged by 16 units of
+//! roundoff relative. Both only ever make ε larger.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::domain::Domain;
+use crate::error::{Error, Result, positive};
+use crate::kernel::{Kernel, KernelKind};
+
+/// The bound on V_n and where it came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct VarianceBound {
+    /// V̂ ≥ V_n(r), in [0, 1].
+    pub value: f64,
+    /// κ = inf k(x, x') used, if any.
+    pub kappa: Option<f64>,
+    /// Human-readable provenance, e.g. "Prop. 3 (κ = 0.3679; exact since k(x,x) = 1)".
+    pub source: String,
+}
+
+/// V̂_n(r) from Proposition 3:
+///
+/// ```text
+/// V_n(r) ≤ 1 − κ²·(n − 1)/(n − 1 + r²),   κ = inf_{x,x'∈Ω} k(x, x') ≥ 0,
+/// ```
+///
+/// with equality when k(x, x) = 1 on Ω (all kernels here). Falls back to
+/// V_n ≤ 1 (valid whenever k(x, x) ≤ 1) when κ is unavailable or negative,
+/// saying why in `source`.
+pub fn variance_bound(kernel: &Kernel, domain: &Domain, n: usize, ridge: f64) -> Result<VarianceBound> {
+    positive("ridge r", ridge)?;
+    check_n(n)?;
+    let kappa = kernel.kappa(domain);
+    match kappa {
+        Some(k) if (0.0..=1.0).contains(&k) => {
+            let m = (n - 1) as f64;
+            let r2 = ridge * ridge;
+            let v = ((1.0 - k) * (1.0 + k) * m + r2) / (m + r2);
+            // Round up: relative slack for the arithmetic, absolute slack for
+            // a few ulps of error in κ² (when κ ≈ 1 and V is small).
+            let v = (v * (1.0 + 8.0 * f64::EPSILON) + 8.0 * f64::EPSILON * k * k).min(1.0);
+            Ok(VarianceBound {
+                value: v,
+                kappa: Some(k),
+                source: format!("Prop. 3 (κ = {k:.6e}; exact for k(x,x) = 1)"),
+            })
+        }
+        Some(k) => Ok(VarianceBound {
+            value: 1.0,
+            kappa: None,
+            source: format!("V ≤ 1 (k(x,x) ≤ 1); Prop. 3 not used because κ = {k} < 0"),
+        }),
+        None => Ok(VarianceBound {
+            value: 1.0,
+            kappa: None,
+            source: format!("V ≤ 1 (k(x,x) ≤ 1); κ unavailable for {kernel} on {domain}"),
+        }),
+    }
+}
+
+pub(crate) fn check_n(n: usize) -> Result<usize> {
+    if n >= 1 { Ok(n) } else { Err(Error::InvalidParameter { name: "n", value: n.to_string(), requirement: ">= 1" }) }
+}
+
+/// The sensitivity lemmas of the paper's Appendix B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum Lemma {
+    /// Lemma B.1, generic bounded-response bound.
+    #[serde(rename = "B.1")]
+    B1,
+    /// Lemma B.4, constant kernel.
+    #[serde(rename = "B.4")]
+    B4,
+    /// Lemma B.5, purely diagonal kernel.
+    #[serde(rename = "B.5")]
+    B5,
+    /// Lemma B.7, exponential kernel on a subset of R.
+    #[serde(rename = "B.7")]
+    B7,
+    /// Lemma B.8, noiseless responses from an RKHS function.
+    #[serde(rename = "B.8")]
+    B8,
+}
+
+impl Lemma {
+    /// "B.1", "B.4", …
+    pub fn label(self) -> &'static str {
+        match self {
+            Lemma::B1 => "B.1",
+            Lemma::B4 => "B.4",
+            Lemma::B5 => "B.5",
+            Lemma::B7 => "B.7",
+            Lemma::B8 => "B.8",
+        }
+    }
+
+    /// The command-line name of the choice that selects this lemma.
+    pub fn choice_name(self) -> &'static str {
+        match self {
+            Lemma::B1 => "generic",
+            Lemma::B4 => "constant",
+            Lemma::B5 => "diagonal",
+            Lemma::B7 => "exponential-1d",
+            Lemma::B8 => "rkhs",
+        }
+    }
+}
+
+impl fmt::Display for Lemma {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Which sensitivity bound to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SensitivityChoice {
+    /// The tightest lemma among B.1, B.4, B.5, B.7 whose hypotheses hold for
+    /// the kernel and domain (B.8 is never chosen automatically: it is an
+    /// assumption about how the data were generated).
+    #[default]
+    Auto,
+    /// One specific lemma; refused if its hypotheses fail.
+    Lemma(Lemma),
+}
+
+impl FromStr for SensitivityChoice {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "auto" => SensitivityChoice::Auto,
+            "generic" | "b.1" | "b1" => SensitivityChoice::Lemma(Lemma::B1),
+            "constant" | "b.4" | "b4" => SensitivityChoice::Lemma(Lemma::B4),
+            "diagonal" | "b.5" | "b5" => SensitivityChoice::Lemma(Lemma::B5),
+            "exponential-1d" | "b.7" | "b7" => SensitivityChoice::Lemma(Lemma::B7),
+            "rkhs" | "b.8" | "b8" => SensitivityChoice::Lemma(Lemma::B8),
+            _ => {
+                return Err(Error::InvalidParameter {
+                    name: "sensitivity",
+                    value: s.to_string(),
+                    requirement: "one of auto, generic, exponential-1d, constant, diagonal, rkhs",
+                });
+            }
+        })
+    }
+}
+
+impl fmt::Display for SensitivityChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SensitivityChoice::Auto => f.write_str("auto"),
+            SensitivityChoice::Lemma(l) => f.write_str(l.choice_name()),
+        }
+    }
+}
+
+/// Φ_n(r) = sup_{0≤u≤V} u/(u + r²)² = 1/(4r²) if V ≥ r², else V/(V + r²)².
+pub fn phi(v: f64, ridge: f64) -> f64 {
+    let r2 = ridge * ridge;
+    if v >= r2 { 0.25 / r2 } else { v / ((v + r2) * (v + r2)) }
+}
+
+/// Lemma B.1 (k(x,x) ≤ 1, |y| ≤ M_Y): Δ_n ≤ 2·M_Y·(1 + √(n−1)/r)·√Φ_n.
+pub fn lemma_b1(v: f64, n: usize, ridge: f64, m_y: f64) -> f64 {
+    2.0 * m_y * (1.0 + ((n - 1) as f64).sqrt() / ridge) * phi(v, ridge).sqrt()
+}
+
+/// Lemma B.4 (k ≡ 1, |y| ≤ M_Y): Δ_n ≤ 2·M_Y·√(r² + n − 1)/(r·(r² + n)).
+pub fn lemma_b4(n: usize, ridge: f64, m_y: f64) -> f64 {
+    let r2 = ridge * ridge;
+    2.0 * m_y * (r2 + (n - 1) as f64).sqrt() / (ridge * (r2 + n as f64))
+}
+
+/// Lemma B.5 (k(x,x') = q(x)·1{x = x'}, |y| ≤ M_Y):
+/// Δ_n ≤ √2·M_Y/r for r ≤ 1 and 2√2·M_Y/(1 + r²) for r ≥ 1.
+pub fn lemma_b5(ridge: f64, m_y: f64) -> f64 {
+    if ridge <= 1.0 {
+        std::f64::consts::SQRT_2 * m_y / ridge
+    } else {
+        2.0 * std::f64::consts::SQRT_2 * m_y / (1.0 + ridge * ridge)
+    }
+}
+
+/// Lemma B.7 (k = exp(−|x−x'|/ℓ), Ω ⊆ R, |y| ≤ M_Y): Δ_n ≤ 4·M_Y·√Φ_n.
+pub fn lemma_b7(v: f64, ridge: f64, m_y: f64) -> f64 {
+    4.0 * m_y * phi(v, ridge).sqrt()
+}
+
+/// Lemma B.8 (y_i = f*(x_i), ‖f*‖_H ≤ B): Δ_n ≤ 2·B·V/(r² + V).
+pub fn lemma_b8(v: f64, ridge: f64, rkhs_norm: f64) -> f64 {
+    2.0 * rkhs_norm * v / (ridge * ridge + v)
+}
+
+/// Whether a lemma's hypotheses on the kernel and domain hold; the error
+/// says why not.
+pub fn check_lemma(lemma: Lemma, kernel: &Kernel, domain: &Domain) -> Result<()> {
+    let fail = |reason: String| Err(Error::InvalidLemma { lemma: lemma.label(), reason });
+    match lemma {
+        Lemma::B1 | Lemma::B8 => Ok(()), // every kernel here has k(x, x) ≤ 1
+        Lemma::B4 if kernel.kind() != KernelKind::Constant => {
+            fail(format!("Lemma B.4 assumes the constant kernel k ≡ 1, but the kernel is {}", kernel.kind()))
+        }
+        Lemma::B5 if kernel.kind() != KernelKind::Diagonal => fail(format!(
+            "Lemma B.5 assumes a purely diagonal kernel k(x,x') = q(x)1{{x = x'}}, but the kernel is {}",
+            kernel.kind()
+        )),
+        Lemma::B7 if kernel.kind() != KernelKind::Exponential => fail(format!(
+            "Lemma B.7 holds only for the exponential kernel exp(-|x-x'|/ℓ), but the kernel is {}",
+            kernel.kind()
+        )),
+        Lemma::B7 if domain.dim() != 1 => {
+            fail(format!("Lemma B.7 holds only on a one-dimensional domain, but {domain} is {}-D", domain.dim()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The bound on Δ_n and the lemma that gave it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SensitivityBound {
+    /// Δ̂ ≥ Δ_n(r).
+    pub value: f64,
+    /// The lemma used.
+    pub lemma: Lemma,
+}
+
+/// Inputs to the sensitivity bound that are not kernel or domain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SensitivityInputs {
+    /// n (≥ 1).
+    pub n: usize,
+    /// r > 0.
+    pub ridge: f64,
+    /// V̂ ≥ V_n(r).
+    pub v: f64,
+    /// M_Y > 0.
+    pub response_bound: f64,
+    /// B = ‖f*‖_H (Lemma B.8 only).
+    pub rkhs_norm: Option<f64>,
+}
+
+fn lemma_value(lemma: Lemma, i: &SensitivityInputs) -> Result<f64> {
+    Ok(match lemma {
+        Lemma::B1 => lemma_b1(i.v, i.n, i.ridge, i.response_bound),
+        Lemma::B4 => lemma_b4(i.n, i.ridge, i.response_bound),
+        Lemma::B5 => lemma_b5(i.ridge, i.response_bound),
+        Lemma::B7 => lemma_b7(i.v, i.ridge, i.response_bound),
+        Lemma::B8 => {
+            let b = i.rkhs_norm.ok_or_else(|| Error::InvalidLemma {
+                lemma: "B.8",
+                reason: "the RKHS-response bound needs the norm ‖f*‖_H (give --rkhs-norm)".into(),
+            })?;
+            if !(b.is_finite() && b >= 0.0) {
+                return Err(Error::InvalidParameter {
+                    name: "RKHS norm ‖f*‖",
+                    value: crate::error::fmt_value(b),
+                    requirement: "a finite number >= 0",
+                });
+            }
+            lemma_b8(i.v, i.ridge, b)
+        }
+    })
+}
+
+/// Δ̂_n for the given choice. `Auto` takes the smallest value among the
+/// lemmas B.1, B.4, B.5, B.7 whose hypotheses hold (B.1 on ties); an
+/// explicit lemma is refused if its hypotheses fail.
+pub fn sensitivity_bound(
+    choice: SensitivityChoice,
+    kernel: &Kernel,
+    domain: &Domain,
+    inputs: &SensitivityInputs,
+) -> Result<SensitivityBound> {
+    check_n(inputs.n)?;
+    positive("ridge r", inputs.ridge)?;
+    positive("response bound M_Y", inputs.response_bound)?;
+    let round_up = |v: f64| v * (1.0 + 16.0 * f64::EPSILON);
+    match choice {
+        SensitivityChoice::Lemma(lemma) => {
+            check_lemma(lemma, kernel, domain)?;
+            Ok(SensitivityBound { value: round_up(lemma_value(lemma, inputs)?), lemma })
+        }
+        SensitivityChoice::Auto => {
+            if inputs.rkhs_norm.is_some() {
+                return Err(Error::InvalidLemma {
+                    lemma: "B.8",
+                    reason: "an RKHS norm was given but the sensitivity is 'auto'; Lemma B.8 assumes noiseless responses y = f*(x), so choose it explicitly (--sensitivity rkhs)".into(),
+                });
+            }
+            let mut best = SensitivityBound { value: lemma_value(Lemma::B1, inputs)?, lemma: Lemma::B1 };
+            for lemma in [Lemma::B4, Lemma::B5, Lemma::B7] {
+                if check_lemma(lemma, kernel, domain).is_ok() {
+                    let v = lemma_value(lemma, inputs)?;
+                    if v < best.value {
+                        best = SensitivityBound { value: v, lemma };
+                    }
+                }
+            }
+            best.value = round_up(best.value);
+            Ok(best)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proposition_3_values() {
+        let k = Kernel::exponential(1.0).unwrap();
+        let d: Domain = "interval:0,1".parse().unwrap();
+        let vb = variance_bound(&k, &d, 10, 1.0).unwrap();
+        let kap = (-1f64).exp();
+        let want = 1.0 - kap * kap * 9.0 / 10.0;
+        assert!((vb.value - want).abs() < 1e-14 && vb.value >= want);
+        assert_eq!(vb.kappa, Some(kap));
+        // n = 1: empty common core, V = 1.
+        assert_eq!(variance_bound(&k, &d, 1, 0.3).unwrap().value, 1.0);
+        // Constant kernel: V = r²/(n − 1 + r²), small and still accurate.
+        let c = Kernel::new(KernelKind::Constant, 1.0).unwrap();
+        let v = variance_bound(&c, &d, 1000, 0.1).unwrap().value;
+        let want = 0.01 / 999.01;
+        assert!(v >= want && (v - want) / want < 1e-9);
+        // Diagonal kernel: κ = 0, V = 1.
+        let g = Kernel::new(KernelKind::Diagonal, 1.0).unwrap();
+        assert_eq!(variance_bound(&g, &d, 50, 0.5).unwrap().value, 1.0);
+        assert!(variance_bound(&k, &d, 0, 1.0).is_err());
+    }
+
+    #[test]
+    fn lemma_closed_forms_hand_checked() {
+        // Φ: V = 0.5 ≥ r² = 0.25 → 1/(4·0.25) = 1; V = 0.5 < r² = 4 → 0.5/4.5².
+        assert_eq!(phi(0.5, 0.5), 1.0);
+        assert!((phi(0.5, 2.0) - 0.5 / 20.25).abs() < 1e-16);
+        // B.1 with n = 5, r = 2, V = 0.5, M_Y = 1: 2·(1 + 2/2)·√(0.5/20.25) = 4·0.157134840…
+        assert!((lemma_b1(0.5, 5, 2.0, 1.0) - 4.0 * (0.5f64 / 20.25).sqrt()).abs() < 1e-15);
+        // B.4, n = 2, r = 1: 2√2/3.
+        assert!((lemma_b4(2, 1.0, 1.0) - 2.0 * 2f64.sqrt() / 3.0).abs() < 1e-15);
+        // B.5 at r = 1 both branches agree (√2), r = 2: 2√2/5.
+        assert!((lemma_b5(1.0, 1.0) - 2f64.sqrt()).abs() < 1e-15);
+        assert!((lemma_b5(2.0, 1.0) - 2.0 * 2f64.sqrt() / 5.0).abs() < 1e-15);
+        // B.7, r = 0.1, V ≥ r²: 4·√25 = 20.
+        assert!((lemma_b7(0.8, 0.1, 1.0) - 20.0).abs() < 1e-13);
+        // B.8: 2·3·0.5/(1 + 0.5) = 2.
+        assert!((lemma_b8(0.5, 1.0, 3.0) - 2.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn auto_picks_tightest_valid() {
+        let one_d: Domain = "interval:0,1".parse().unwrap();
+        let two_d: Domain = "box:0,1,0,1".parse().unwrap();
+        let inputs = |v| SensitivityInputs { n: 100, ridge: 0.5, v, response_bound: 1.0, rkhs_norm: None };
+        let exp = Kernel::exponential(1.0).unwrap();
+        let v = variance_bound(&exp, &one_d, 100, 0.5).unwrap().value;
+        let s = sensitivity_bound(SensitivityChoice::Auto, &exp, &one_d, &inputs(v)).unwrap();
+        assert_eq!(s.lemma, Lemma::B7);
+        let s2 = sensitivity_bound(SensitivityChoice::Auto, &exp, &two_d, &inputs(v)).unwrap();
+        assert_eq!(s2.lemma, Lemma::B1);
+        let c = Kernel::new(KernelKind::Constant, 1.0).unwrap();
+        assert_eq!(sensitivity_bound(SensitivityChoice::Auto, &c, &two_d, &inputs(v)).unwrap().lemma, Lemma::B4);
+        let g = Kernel::new(KernelKind::Diagonal, 1.0).unwrap();
+        assert_eq!(sensitivity_bound(SensitivityChoice::Auto, &g, &two_d, &inputs(1.0)).unwrap().lemma, Lemma::B5);
+    }
+
+    #[test]
+    fn refuses_invalid_lemmas() {
+        let two_d: Domain = "box:0,1,0,1".parse().unwrap();
+        let one_d: Domain = "interval:0,1".parse().unwrap();
+        let inputs = SensitivityInputs { n: 10, ridge: 1.0, v: 0.9, response_bound: 1.0, rkhs_norm: None };
+        let exp = Kernel::exponential(1.0).unwrap();
+        let se = Kernel::new(KernelKind::SquaredExponential, 1.0).unwrap();
+        let e = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B7), &exp, &two_d, &inputs).unwrap_err();
+        assert!(e.to_string().contains("one-dimensional"), "{e}");
+        let e = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B7), &se, &one_d, &inputs).unwrap_err();
+        assert!(e.to_string().contains("exponential kernel"), "{e}");
+        assert!(sensitivity_bound(SensitivityChoice::Lemma(Lemma::B4), &exp, &one_d, &inputs).is_err());
+        assert!(sensitivity_bound(SensitivityChoice::Lemma(Lemma::B5), &exp, &one_d, &inputs).is_err());
+        assert!(sensitivity_bound(SensitivityChoice::Lemma(Lemma::B8), &exp, &one_d, &inputs).is_err());
+        let with_norm = SensitivityInputs { rkhs_norm: Some(3.0), ..inputs };
+        assert!(sensitivity_bound(SensitivityChoice::Auto, &exp, &one_d, &with_norm).is_err());
+        let s = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B8), &se, &two_d, &with_norm).unwrap();
+        assert_eq!(s.lemma, Lemma::B8);
+    }
+}

@@ -1,0 +1,331 @@
+//! Calibration: the least private-data-hungry parameter meeting a target
+//! (ε, δ) — the smallest ridge r, scale σ or GP noise η, or the largest
+//! number of draws L.
+//!
+//! # What is guaranteed
+//!
+//! The returned value *v* satisfies the target: the accountant's reported ε
+//! at *v* is ≤ ε_target (this is checked, not assumed). The search brackets
+//! the boundary and bisects (geometrically; on integers for L) until the
+//! bracket is 10⁻⁹ wide, so a value 0.1% more permissive (v/1.001 for r, σ,
+//! η; L + 1 for draws) does **not** meet the target; that value and its ε are
+//! returned too, as evidence. ε is monotone in each parameter (smaller r, σ,
+//! η or larger L never decrease any term of Theorem 3.1 / Proposition 2), so
+//! bisection is sound.
+//!
+//! # Errors
+//!
+//! [`Error::Unreachable`] when no value of the free parameter meets the
+//! target, with what would help (e.g. when solving for σ, the covariance
+//! floor 2ψ_α at σ = ∞ already exceeds ε: increase r).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result, positive, unit_open};
+use crate::privacy::accountant::{PrivacyReport, ReleaseParams};
+use crate::privacy::conversion::Conversion;
+
+/// Which parameter to solve for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Solve {
+    /// Smallest effective ridge r.
+    Ridge,
+    /// Smallest kernel scale σ.
+    Scale,
+    /// Smallest added GP noise η.
+    GpNoise,
+    /// Largest number of draws L.
+    Draws,
+}
+
+impl Solve {
+    /// "ridge", "scale", "gp-noise", "draws".
+    pub fn name(self) -> &'static str {
+        match self {
+            Solve::Ridge => "ridge",
+            Solve::Scale => "scale",
+            Solve::GpNoise => "gp-noise",
+            Solve::Draws => "draws",
+        }
+    }
+}
+
+impl fmt::Display for Solve {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Solve {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "ridge" | "r" => Ok(Solve::Ridge),
+            "scale" | "sigma" => Ok(Solve::Scale),
+            "gp-noise" | "eta" | "noise" => Ok(Solve::GpNoise),
+            "draws" | "l" => Ok(Solve::Draws),
+            _ => Err(Error::InvalidParameter {
+                name: "solve",
+                value: s.to_string(),
+                requirement: "one of ridge, scale, gp-noise, draws",
+            }),
+        }
+    }
+}
+
+/// A target (ε, δ) statement.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Target {
+    /// ε > 0.
+    pub epsilon: f64,
+    /// δ ∈ (0, 1).
+    pub delta: f64,
+    /// The conversion used to evaluate ε.
+    pub conversion: Conversion,
+}
+
+/// The solved value, the full report at it, and the evidence that it is
+/// (nearly) the least permissive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Calibration {
+    /// What was solved for.
+    pub solve: Solve,
+    /// The solved value (r, σ, η or L).
+    pub value: f64,
+    /// The report at `value` (its ε ≤ the target).
+    pub report: PrivacyReport,
+    /// A value 0.1% more permissive (value/1.001, or L + 1) …
+    pub permissive_value: f64,
+    /// … and its ε, which exceeds the target.
+    pub permissive_epsilon: f64,
+}
+
+const BRACKET_LIMIT: f64 = 1e12;
+const REL_TOL: f64 = 1e-9;
+
+fn with_value(params: &ReleaseParams, solve: Solve, v: f64) -> ReleaseParams {
+    let mut p = params.clone();
+    match solve {
+        Solve::Ridge => p.ridge = v,
+        Solve::Scale => p.scale = v,
+        Solve::GpNoise => p.gp_noise = v,
+        Solve::Draws => {}
+    }
+    p
+}
+
+fn report(params: &ReleaseParams, draws: u64, target: &Target) -> Result<PrivacyReport> {
+    params.check()?.epsilon(draws, target.delta, target.conversion)
+}
+
+/// Solves for `solve` so that `draws` draws meet `target`; the other
+/// parameters come from `params` (the field being solved for is ignored).
+pub fn calibrate(params: &ReleaseParams, draws: u64, solve: Solve, target: Target) -> Result<Calibration> {
+    positive("target ε", target.epsilon)?;
+    unit_open("δ", target.delta)?;
+    if draws == 0 && solve != Solve::Draws {
+        return Err(Error::InvalidParameter { name: "draws L", value: "0".into(), requirement: ">= 1" });
+    }
+    match solve {
+        Solve::Draws => solve_draws(params, target),
+        _ => solve_decreasing(params, draws, solve, target),
+    }
+}
+
+fn solve_decreasing(params: &ReleaseParams, draws: u64, solve: Solve, target: Target) -> Result<Calibration> {
+    let eps = |v: f64| -> Result<f64> { Ok(report(&with_value(params, solve, v), draws, &target)?.epsilon) };
+    let ok = |v: f64| -> Result<bool> { Ok(eps(v)? <= target.epsilon) };
+    let te = target.epsilon;
+
+    // Limits: is the target reachable at all?
+    match solve {
+        Solve::Scale => {
+            let floor = eps(f64::INFINITY)?;
+            if floor > te {
+                let hint = calibrate(&with_value(params, Solve::Scale, f64::INFINITY), draws, Solve::Ridge, target)
+                    .map(|c| {
+                        format!("increase the ridge r to at least {:.6} (which meets the target at σ = ∞)", c.value)
+                    })
+                    .unwrap_or_else(|_| "increase the ridge r".into());
+                return Err(Error::Unreachable(format!(
+                    "the covariance leakage alone (σ = ∞) already gives ε = {floor:.6} > {te} with {draws} draw(s) at r = {}; no scale σ can meet the target: {hint}, reduce the number of draws, or accept a larger ε or δ",
+                    params.ridge
+                )));
+            }
+        }
+        Solve::GpNoise => {
+            if params.scale.is_infinite() {
+                return Err(Error::Unreachable(
+                    "GP noise η has no effect when σ = ∞ (the posterior covariance dominates); solve for the ridge instead".into(),
+                ));
+            }
+            if ok(0.0)? {
+                return finish(params, draws, solve, target, 0.0, f64::NAN);
+            }
+        }
+        _ => {}
+    }
+
+    let start = match solve {
+        Solve::Ridge => params.ridge,
+        Solve::Scale => params.scale,
+        _ => params.gp_noise,
+    };
+    let start = if start.is_finite() && start > 0.0 { start } else { 1.0 };
+    let (mut lo, mut hi);
+    if ok(start)? {
+        hi = start;
+        lo = start / 2.0;
+        while ok(lo)? {
+            hi = lo;
+            lo /= 2.0;
+            if lo < 1e-300 {
+                break;
+            }
+        }
+    } else {
+        lo = start;
+        hi = start * 2.0;
+        while !ok(hi)? {
+            lo = hi;
+            hi *= 2.0;
+            if hi > BRACKET_LIMIT {
+                let what = match solve {
+                    Solve::Ridge => "ridge r",
+                    Solve::Scale => "scale σ",
+                    _ => "GP noise η",
+                };
+                return Err(Error::Unreachable(format!(
+                    "no {what} up to {BRACKET_LIMIT:e} meets ε ≤ {te} at δ = {}; raise the target ε or δ, or change the other parameters",
+                    target.delta
+                )));
+            }
+        }
+    }
+    while hi / lo > 1.0 + REL_TOL {
+        let mid = (lo * hi).sqrt();
+        if ok(mid)? { hi = mid } else { lo = mid }
+    }
+    finish(params, draws, solve, target, hi, hi / 1.001)
+}
+
+fn finish(
+    params: &ReleaseParams,
+    draws: u64,
+    solve: Solve,
+    target: Target,
+    value: f64,
+    permissive: f64,
+) -> Result<Calibration> {
+    let p = with_value(params, solve, value);
+    let report = report(&p, draws, &target)?;
+    debug_assert!(report.epsilon <= target.epsilon);
+    if report.epsilon > target.epsilon {
+        return Err(Error::Unreachable(format!(
+            "calibration could not certify {solve} = {value}: ε = {} > {}",
+            report.epsilon, target.epsilon
+        )));
+    }
+    let permissive_epsilon = if permissive.is_nan() || permissive <= 0.0 {
+        f64::NAN
+    } else {
+        match solve {
+            Solve::Draws => with_draws(params, permissive as u64, &target)?,
+            _ => self::report(&with_value(params, solve, permissive), draws, &target)?.epsilon,
+        }
+    };
+    Ok(Calibration { solve, value, report, permissive_value: permissive, permissive_epsilon })
+}
+
+fn with_draws(params: &ReleaseParams, draws: u64, target: &Target) -> Result<f64> {
+    Ok(report(params, draws, target)?.epsilon)
+}
+
+fn solve_draws(params: &ReleaseParams, target: Target) -> Result<Calibration> {
+    let release = params.check()?;
+    let eps = |l: u64| -> Result<f64> { Ok(release.epsilon(l, target.delta, target.conversion)?.epsilon) };
+    let e1 = eps(1)?;
+    if e1 > target.epsilon {
+        return Err(Error::Unreachable(format!(
+            "a single draw already has ε = {e1:.6} > {} at δ = {}; increase the ridge r or the scale σ (or add GP noise η)",
+            target.epsilon, target.delta
+        )));
+    }
+    let (mut lo, mut hi) = (1u64, 2u64);
+    const MAX_DRAWS: u64 = 1 << 40;
+    while eps(hi)? <= target.epsilon {
+        lo = hi;
+        if hi >= MAX_DRAWS {
+            return Err(Error::Unreachable(format!(
+                "more than {MAX_DRAWS} draws meet the target; the parameters are so private that the count is not a useful limit"
+            )));
+        }
+        hi *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if eps(mid)? <= target.epsilon { lo = mid } else { hi = mid }
+    }
+    let mut c = finish_draws(params, target, lo)?;
+    c.permissive_epsilon = eps(lo + 1)?;
+    Ok(c)
+}
+
+fn finish_draws(params: &ReleaseParams, target: Target, l: u64) -> Result<Calibration> {
+    let report = report(params, l, &target)?;
+    Ok(Calibration {
+        solve: Solve::Draws,
+        value: l as f64,
+        report,
+        permissive_value: (l + 1) as f64,
+        permissive_epsilon: f64::NAN,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+
+    fn base() -> ReleaseParams {
+        ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 100, 1.0, 1.0)
+    }
+
+    fn target(e: f64) -> Target {
+        Target { epsilon: e, delta: 1e-5, conversion: Conversion::Improved }
+    }
+
+    #[test]
+    fn certified_side_for_each_parameter() {
+        for solve in [Solve::Ridge, Solve::Scale, Solve::GpNoise] {
+            let c = calibrate(&base(), 3, solve, target(20.0)).unwrap();
+            assert!(c.report.epsilon <= 20.0, "{solve}");
+            assert!(c.permissive_epsilon > 20.0, "{solve}: {c:?}");
+            assert!(c.report.epsilon > 20.0 * (1.0 - 1e-3), "{solve}: not tight");
+        }
+        let c = calibrate(&base(), 1, Solve::Draws, target(40.0)).unwrap();
+        assert!(c.report.epsilon <= 40.0 && c.permissive_epsilon > 40.0);
+        assert_eq!(c.report.components[0].draws as f64, c.value);
+    }
+
+    #[test]
+    fn unreachable_targets_say_what_helps() {
+        // Small r: the covariance floor at σ = ∞ exceeds ε = 1.
+        let mut p = base();
+        p.ridge = 0.2;
+        let e = calibrate(&p, 1, Solve::Scale, target(1.0)).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, Error::Unreachable(_)) && msg.contains("increase the ridge r to at least"), "{msg}");
+        let e = calibrate(&p, 1, Solve::Draws, target(0.01)).unwrap_err();
+        assert!(e.to_string().contains("single draw"), "{e}");
+        let mut q = base();
+        q.scale = f64::INFINITY;
+        assert!(calibrate(&q, 1, Solve::GpNoise, target(1.0)).is_err());
+        // Already met with η = 0: smallest η is 0.
+        assert_eq!(calibrate(&base(), 1, Solve::GpNoise, target(1e3)).unwrap().value, 0.0);
+    }
+}

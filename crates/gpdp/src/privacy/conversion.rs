@@ -1,0 +1,391 @@
+//! Rényi-DP → (ε, δ)-DP, both ways, optimised over the order α
+//! (SPEC §2.5).
+//!
+//! # What is guaranteed
+//!
+//! If a mechanism is (α, R(α))-RDP for every admissible α, then for **any**
+//! single admissible α it is (ε, δ)-DP with
+//!
+//! * `Paper` (Mironov 2017, Prop. 3, used by the paper):
+//!   ε = R(α) + log(1/δ)/(α − 1);
+//! * `Improved` (Canonne, Kamath & Steinke 2020, Prop. 12; Balle et al. 2020,
+//!   Thm. 21): ε = R(α) + log((α−1)/α) − (log δ + log α)/(α − 1),
+//!
+//! and, solved for δ at a given ε, δ = exp((α−1)(R(α) − ε)) (paper) or
+//! δ = exp((α−1)(R(α) − ε + log((α−1)/α)) − log α) (improved).
+//!
+//! The optimisation over α therefore only affects tightness, never validity.
+//! The number reported is the conversion **evaluated at the reported α**
+//! (never an interpolated value), plus an a-priori bound on its
+//! floating-point error, rounded up to the next float. When that number is
+//! negative (possible with `Improved` when R(α) ≈ 0) we report ε = 0: the
+//! hockey-stick divergence E_{e^ε} is non-increasing in ε, so (ε', δ)-DP with
+//! ε' < 0 implies (0, δ)-DP. A reported δ ≥ 1 is a vacuous statement and is
+//! reported as 1.
+//!
+//! # Errors
+//!
+//! δ ∉ (0, 1) or ε < 0 / NaN.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result, fmt_value, unit_open};
+use crate::privacy::rdp::ROUNDING_SLACK;
+
+/// Which RDP → (ε, δ) conversion to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Conversion {
+    /// Mironov (2017), Prop. 3: ε = R + log(1/δ)/(α−1). The paper's choice.
+    Paper,
+    /// Canonne–Kamath–Steinke (2020) / Balle et al. (2020): tighter.
+    #[default]
+    Improved,
+}
+
+impl Conversion {
+    /// "paper" or "improved".
+    pub fn name(self) -> &'static str {
+        match self {
+            Conversion::Paper => "paper",
+            Conversion::Improved => "improved",
+        }
+    }
+}
+
+impl fmt::Display for Conversion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Conversion {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "paper" | "mironov" => Ok(Conversion::Paper),
+            "improved" | "cks" | "balle" => Ok(Conversion::Improved),
+            _ => Err(Error::InvalidParameter {
+                name: "conversion",
+                value: s.to_string(),
+                requirement: "'improved' or 'paper'",
+            }),
+        }
+    }
+}
+
+/// An RDP curve R(α) on the admissible orders 1 < α < 1 + `am1_max()`.
+pub trait RdpCurve {
+    /// Sup of admissible α − 1 (may be +∞).
+    fn am1_max(&self) -> f64;
+    /// R(α) at α = 1 + am1 and an absolute error bound, or `None` when α is
+    /// not admissible.
+    fn rdp(&self, am1: f64) -> Option<(f64, f64)>;
+}
+
+/// ε(δ) at a given order, with an absolute error bound.
+fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> (f64, f64) {
+    let log_alpha = am1.ln_1p();
+    match conv {
+        Conversion::Paper => {
+            let c = -log_delta / am1;
+            (r + c, ROUNDING_SLACK * c.abs())
+        }
+        Conversion::Improved => {
+            let a = (am1 / (1.0 + am1)).ln();
+            let b = (log_delta + log_alpha) / am1;
+            (r + a - b, ROUNDING_SLACK * (a.abs() + (log_delta.abs() + log_alpha) / am1 + 1.0))
+        }
+    }
+}
+
+/// log δ(ε) at a given order, with an absolute error bound.
+fn log_delta_at(conv: Conversion, r: f64, am1: f64, eps: f64) -> (f64, f64) {
+    match conv {
+        Conversion::Paper => (am1 * (r - eps), ROUNDING_SLACK * am1 * (r.abs() + eps)),
+        Conversion::Improved => {
+            let log_alpha = am1.ln_1p();
+            let a = (am1 / (1.0 + am1)).ln();
+            let v = am1 * (r - eps + a) - log_alpha;
+            (v, ROUNDING_SLACK * (am1 * (r.abs() + eps + a.abs() + 1.0) + log_alpha))
+        }
+    }
+}
+
+/// Grid over t = logit((α−1)/(α_max−1)), then Brent refinement.
+const T_LO: f64 = -34.0;
+const T_HI: f64 = 34.0;
+const GRID: usize = 35;
+
+fn am1_of(t: f64, am1_max: f64) -> f64 {
+    if am1_max.is_finite() {
+        // u = 1/(1 + e^{−t}), am1 = am1_max·u
+        am1_max / (1.0 + (-t).exp())
+    } else {
+        t.exp()
+    }
+}
+
+/// Minimises `f(am1)` over the admissible orders; returns the minimising
+/// α − 1. `f` returns +∞ (or NaN) outside the admissible range.
+pub(crate) fn minimise_over_order(am1_max: f64, f: impl Fn(f64) -> f64) -> f64 {
+    let g = |t: f64| {
+        let v = f(am1_of(t, am1_max));
+        if v.is_nan() { f64::INFINITY } else { v }
+    };
+    let step = (T_HI - T_LO) / (GRID - 1) as f64;
+    let mut best_i = 0;
+    let mut best_v = f64::INFINITY;
+    for i in 0..GRID {
+        let v = g(T_LO + step * i as f64);
+        if v < best_v {
+            best_v = v;
+            best_i = i;
+        }
+    }
+    let t_best = T_LO + step * best_i as f64;
+    if !best_v.is_finite() {
+        return am1_of(t_best, am1_max);
+    }
+    let lo = T_LO + step * best_i.saturating_sub(1) as f64;
+    let hi = T_LO + step * (best_i + 1).min(GRID - 1) as f64;
+    let (t, v) = brent_min(&g, lo, hi, t_best, best_v, 1e-10);
+    am1_of(if v <= best_v { t } else { t_best }, am1_max)
+}
+
+/// Brent's minimiser (golden section with parabolic steps) on [a, b],
+/// starting from x with f(x) = fx. Returns the best point seen.
+fn brent_min(f: &impl Fn(f64) -> f64, mut a: f64, mut b: f64, x0: f64, fx0: f64, tol: f64) -> (f64, f64) {
+    const CGOLD: f64 = 0.381_966_011_250_105_1;
+    let (mut x, mut w, mut v) = (x0, x0, x0);
+    let (mut fx, mut fw, mut fv) = (fx0, fx0, fx0);
+    let (mut d, mut e) = (0.0f64, 0.0f64);
+    for _ in 0..100 {
+        let xm = 0.5 * (a + b);
+        let tol1 = tol * x.abs() + 1e-12;
+        let tol2 = 2.0 * tol1;
+        if (x - xm).abs() <= tol2 - 0.5 * (b - a) {
+            break;
+        }
+        let mut golden = true;
+        if e.abs() > tol1 {
+            let r = (x - w) * (fx - fv);
+            let mut q = (x - v) * (fx - fw);
+            let mut p = (x - v) * q - (x - w) * r;
+            q = 2.0 * (q - r);
+            if q > 0.0 {
+                p = -p;
+            }
+            q = q.abs();
+            let etemp = e;
+            e = d;
+            if p.abs() < (0.5 * q * etemp).abs() && p > q * (a - x) && p < q * (b - x) {
+                d = p / q;
+                let u = x + d;
+                if u - a < tol2 || b - u < tol2 {
+                    d = if xm >= x { tol1 } else { -tol1 };
+                }
+                golden = false;
+            }
+        }
+        if golden {
+            e = if x >= xm { a - x } else { b - x };
+            d = CGOLD * e;
+        }
+        let u = if d.abs() >= tol1 { x + d } else { x + tol1.copysign(d) };
+        let fu = f(u);
+        if fu <= fx {
+            if u >= x {
+                a = x
+            } else {
+                b = x
+            }
+            v = w;
+            fv = fw;
+            w = x;
+            fw = fx;
+            x = u;
+            fx = fu;
+        } else {
+            if u < x {
+                a = u
+            } else {
+                b = u
+            }
+            if fu <= fw || w == x {
+                v = w;
+                fv = fw;
+                w = u;
+                fw = fu;
+            } else if fu <= fv || v == x || v == w {
+                v = u;
+                fv = fu;
+            }
+        }
+    }
+    (x, fx)
+}
+
+/// Snaps an order to a representable α = 1 + am1 (so that α − 1 is exact)
+/// that is admissible for `curve`.
+fn snap<C: RdpCurve + ?Sized>(curve: &C, am1: f64) -> Option<(f64, f64, (f64, f64))> {
+    let mut alpha = 1.0 + am1;
+    for _ in 0..64 {
+        let a = alpha - 1.0; // exact (Sterbenz / same binade)
+        if a > 0.0 {
+            if let Some(r) = curve.rdp(a) {
+                return Some((alpha, a, r));
+            }
+        }
+        alpha = alpha.next_down();
+    }
+    None
+}
+
+/// The result of an ε(δ) evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct EpsilonAt {
+    /// The reported ε ≥ 0: the conversion at `alpha`, rounded up.
+    pub epsilon: f64,
+    /// The optimised order α.
+    pub alpha: f64,
+    /// R(α): the (composed) RDP at `alpha`.
+    pub rdp: f64,
+    /// Whether the conversion was negative and ε = 0 is reported.
+    pub clamped: bool,
+}
+
+/// ε(δ) = min over admissible α of the conversion (see the module docs).
+pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conversion) -> Result<EpsilonAt> {
+    unit_open("δ", delta)?;
+    let log_delta = delta.ln();
+    let am1_max = curve.am1_max();
+    let obj = |am1: f64| match curve.rdp(am1) {
+        Some((r, _)) => epsilon_at(conv, r, am1, log_delta).0,
+        None => f64::INFINITY,
+    };
+    let am1 = minimise_over_order(am1_max, obj);
+    let (alpha, am1, (r, r_err)) = snap(curve, am1).ok_or_else(|| Error::InvalidParameter {
+        name: "RDP curve",
+        value: format!("α_max − 1 = {am1_max}"),
+        requirement: "to admit some order α > 1",
+    })?;
+    let (e, e_err) = epsilon_at(conv, r, am1, log_delta);
+    let up = (e + r_err + e_err).next_up();
+    if !up.is_finite() {
+        return Err(Error::InvalidParameter {
+            name: "ε",
+            value: fmt_value(up),
+            requirement: "finite (no admissible order gives a finite bound)",
+        });
+    }
+    let clamped = up <= 0.0;
+    Ok(EpsilonAt { epsilon: if clamped { 0.0 } else { up }, alpha, rdp: r, clamped })
+}
+
+/// The result of a δ(ε) evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct DeltaAt {
+    /// The reported δ ∈ (0, 1]: the conversion at `alpha`, rounded up.
+    pub delta: f64,
+    /// The optimised order α.
+    pub alpha: f64,
+    /// R(α).
+    pub rdp: f64,
+}
+
+/// δ(ε) = min over admissible α of the conversion solved for δ.
+pub fn delta_for_epsilon<C: RdpCurve + ?Sized>(curve: &C, epsilon: f64, conv: Conversion) -> Result<DeltaAt> {
+    if !(epsilon.is_finite() && epsilon >= 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "ε",
+            value: fmt_value(epsilon),
+            requirement: "a finite number >= 0",
+        });
+    }
+    let obj = |am1: f64| match curve.rdp(am1) {
+        Some((r, _)) => log_delta_at(conv, r, am1, epsilon).0,
+        None => f64::INFINITY,
+    };
+    let am1 = minimise_over_order(curve.am1_max(), obj);
+    let (alpha, am1, (r, r_err)) = snap(curve, am1).ok_or_else(|| Error::InvalidParameter {
+        name: "RDP curve",
+        value: format!("α_max − 1 = {}", curve.am1_max()),
+        requirement: "to admit some order α > 1",
+    })?;
+    let (ld, ld_err) = log_delta_at(conv, r, am1, epsilon);
+    let ld_up = ld + ld_err + am1 * r_err;
+    let delta = ld_up.exp().next_up().min(1.0);
+    Ok(DeltaAt { delta, alpha, rdp: r })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Gaussian mechanism with sensitivity 1 and noise s: R(α) = α/(2s²),
+    /// all α > 1 admissible.
+    struct Gaussian(f64);
+    impl RdpCurve for Gaussian {
+        fn am1_max(&self) -> f64 {
+            f64::INFINITY
+        }
+        fn rdp(&self, am1: f64) -> Option<(f64, f64)> {
+            (am1 > 0.0).then(|| ((1.0 + am1) / (2.0 * self.0 * self.0), 0.0))
+        }
+    }
+
+    #[test]
+    fn gaussian_paper_conversion_closed_form() {
+        // min_α α/(2s²) + log(1/δ)/(α−1): α* − 1 = s·√(2 log(1/δ)),
+        // ε* = 1/(2s²) + √(2 log(1/δ))/s.
+        let (s, delta) = (3.0f64, 1e-5f64);
+        let e = epsilon_for_delta(&Gaussian(s), delta, Conversion::Paper).unwrap();
+        let l = (1.0 / delta).ln();
+        let want = 1.0 / (2.0 * s * s) + (2.0 * l).sqrt() / s;
+        assert!(e.epsilon >= want && (e.epsilon - want) / want < 1e-10, "{} vs {want}", e.epsilon);
+        assert!((e.alpha - 1.0 - s * (2.0 * l).sqrt()).abs() < 1e-3);
+    }
+
+    #[test]
+    fn improved_is_tighter_and_inverse_round_trips() {
+        for s in [0.5, 2.0, 10.0] {
+            for delta in [1e-9, 1e-5, 0.05] {
+                let p = epsilon_for_delta(&Gaussian(s), delta, Conversion::Paper).unwrap();
+                let i = epsilon_for_delta(&Gaussian(s), delta, Conversion::Improved).unwrap();
+                assert!(i.epsilon < p.epsilon);
+                for conv in [Conversion::Paper, Conversion::Improved] {
+                    let e = epsilon_for_delta(&Gaussian(s), delta, conv).unwrap();
+                    let d = delta_for_epsilon(&Gaussian(s), e.epsilon, conv).unwrap();
+                    assert!((d.delta - delta).abs() / delta < 1e-6, "{conv} s={s}: {} vs {delta}", d.delta);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reported_epsilon_is_objective_at_reported_alpha() {
+        let g = Gaussian(1.3);
+        let e = epsilon_for_delta(&g, 1e-6, Conversion::Improved).unwrap();
+        let am1 = e.alpha - 1.0;
+        let (r, _) = g.rdp(am1).unwrap();
+        let (direct, _) = epsilon_at(Conversion::Improved, r, am1, 1e-6f64.ln());
+        assert!(e.epsilon >= direct && e.epsilon - direct < 1e-12);
+        // Any other α gives a larger (still valid) ε.
+        for a in [1.1, 2.0, 5.0, 20.0] {
+            let (r, _) = g.rdp(a - 1.0).unwrap();
+            assert!(epsilon_at(Conversion::Improved, r, a - 1.0, 1e-6f64.ln()).0 >= direct - 1e-12);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_delta_and_epsilon() {
+        for d in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
+            assert!(epsilon_for_delta(&Gaussian(1.0), d, Conversion::Paper).is_err());
+        }
+        for e in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(delta_for_epsilon(&Gaussian(1.0), e, Conversion::Paper).is_err());
+        }
+    }
+}
