@@ -253,3 +253,17 @@ mod tests {
         assert!(matches!(p.mean(&Points::new(vec![0.0, 0.0], 2).unwrap()), Err(Error::Dimension(_))));
     }
 }
+
+#[cfg(test)]
+mod failure_tests {
+    use super::*;
+
+    #[test]
+    fn singular_system_is_an_error_not_a_panic() {
+        // r² underflows to 0 and the repeated point makes K singular.
+        let d = Dataset::new(Points::from_1d(&[0.5, 0.5, 0.5]), vec![1.0, 0.0, -1.0]).unwrap();
+        let e = Posterior::fit(Kernel::exponential(1.0).unwrap(), &d, 1e-170).unwrap_err();
+        assert!(matches!(e, Error::Factorisation { .. }), "{e}");
+        assert!(e.to_string().contains("increase the ridge"), "{e}");
+    }
+}

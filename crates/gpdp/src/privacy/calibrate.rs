@@ -9,9 +9,11 @@
 //! the boundary and bisects (geometrically; on integers for L) until the
 //! bracket is 10⁻⁹ wide, so a value 0.1% more permissive (v/1.001 for r, σ,
 //! η; L + 1 for draws) does **not** meet the target; that value and its ε are
-//! returned too, as evidence. ε is monotone in each parameter (smaller r, σ,
-//! η or larger L never decrease any term of Theorem 3.1 / Proposition 2), so
-//! bisection is sound.
+//! returned too, as evidence. ε is monotone in r, η and L, and in σ when
+//! η = 0 (smaller r, η, σ or larger L never decrease any term of Theorem 3.1 /
+//! Proposition 2), so bisection is sound. With η > 0, ε is **not** monotone
+//! in σ (τ̃ = σ²V/(σ²r² + η²(V + r²)) grows with σ while the mean term
+//! shrinks), so solving for σ with η > 0 is refused.
 //!
 //! # Errors
 //!
@@ -143,6 +145,12 @@ fn solve_decreasing(params: &ReleaseParams, draws: u64, solve: Solve, target: Ta
 
     // Limits: is the target reachable at all?
     match solve {
+        Solve::Scale if params.gp_noise > 0.0 => {
+            return Err(Error::Unreachable(format!(
+                "solving for the scale σ with GP noise η = {} > 0 is not supported: ε is not monotone in σ when η > 0 (a larger σ makes the released covariance more data-dependent); fix σ and solve for gp-noise or ridge instead",
+                params.gp_noise
+            )));
+        }
         Solve::Scale => {
             let floor = eps(f64::INFINITY)?;
             if floor > te {
@@ -322,6 +330,9 @@ mod tests {
         assert!(matches!(e, Error::Unreachable(_)) && msg.contains("increase the ridge r to at least"), "{msg}");
         let e = calibrate(&p, 1, Solve::Draws, target(0.01)).unwrap_err();
         assert!(e.to_string().contains("single draw"), "{e}");
+        let mut noisy = base();
+        noisy.gp_noise = 0.5;
+        assert!(calibrate(&noisy, 1, Solve::Scale, target(10.0)).unwrap_err().to_string().contains("not monotone"));
         let mut q = base();
         q.scale = f64::INFINITY;
         assert!(calibrate(&q, 1, Solve::GpNoise, target(1.0)).is_err());
