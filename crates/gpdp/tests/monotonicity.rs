@@ -7,6 +7,7 @@
 use gpdp::{Conversion, Kernel, KernelKind, ReleaseParams};
 use proptest::prelude::*;
 
+#[allow(clippy::too_many_arguments)] // a test helper mirroring the flags
 fn eps(kind: KernelKind, dom: &str, n: usize, r: f64, s: f64, eta: f64, l: u64, delta: f64, conv: Conversion) -> f64 {
     let mut p = ReleaseParams::new(Kernel::new(kind, 0.5).unwrap(), dom.parse().unwrap(), n, r, s);
     p.gp_noise = eta;
