@@ -46,3 +46,24 @@ fn matches_independent_implementation() {
     assert_eq!(rows, 40);
     eprintln!("worst relative ε difference over 40 vectors: {worst:e}");
 }
+
+/// The authors' published accountant (`dp_utils.py` in
+/// tmaciazek/gaussian_process_dp, commit 8460567: Mironov conversion, α by
+/// grid + golden section) evaluated with its Δ_n multiplied by √2, i.e. with
+/// the constants Lemmas B.7 (1-D) and B.1 (2-D) prove. Our `paper`
+/// conversion must agree; our default `improved` conversion must be smaller.
+#[test]
+fn matches_authors_code_with_proven_constants() {
+    let cases = [
+        ("interval:0,1", 10, 1.0, 5.0, 3, 0.05, 8.339051841040988),
+        ("interval:0,1", 1000, 0.1, 1.0, 1, 1e-5, 26974.53913006885),
+        ("box:0,1,0,1", 10, 1.0, 5.0, 3, 0.05, 13.073817584623438),
+        ("box:0,1,0,1", 1000, 0.1, 1.0, 1, 1e-5, 479430146.98694986),
+    ];
+    for (dom, n, r, s, l, delta, want) in cases {
+        let rel = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), dom.parse().unwrap(), n, r, s).check().unwrap();
+        let e = rel.epsilon(l, delta, Conversion::Paper).unwrap().epsilon;
+        assert!((e - want).abs() / want < 1e-9, "{dom} n={n}: {e} vs {want}");
+        assert!(rel.epsilon(l, delta, Conversion::Improved).unwrap().epsilon < e);
+    }
+}

@@ -234,7 +234,9 @@ fn check_case(s: &Setup, case: &Case, worst: &mut Worst, dense: bool, rng: &mut 
             let full = dense_divergence(&kernel, &case.pair, &test, case.ridge, case.scale, 0.0, 1.0 + am1).unwrap();
             assert!(full <= b + 1e-9 * (1.0 + b), "UNSOUND (dense) {}: {full} > {b} {case:?}", s.name);
             if exact.is_finite() && exact > 1e-6 {
-                assert!((full - exact).abs() <= 1e-6 * exact, "reduced {exact} vs dense {full} {case:?}");
+                // Dense log-determinants of nearly equal, ill-conditioned matrices lose
+                // digits: compare with a relative and a small absolute tolerance.
+                assert!((full - exact).abs() <= 1e-6 * exact + 1e-9, "reduced {exact} vs dense {full} {case:?}");
             }
             worst.dense_checks += 1;
 
