@@ -59,6 +59,14 @@ pub enum Error {
     #[error("target unreachable: {0}")]
     Unreachable(String),
 
+    /// A method that does not apply to this input (the caller may fall back).
+    #[error("not supported: {0}")]
+    Unsupported(String),
+
+    /// The operating system could not provide entropy for a private release.
+    #[error("entropy: {0}")]
+    Entropy(String),
+
     /// A problem too large to hold in memory, or another resource limit.
     #[error("too large: {0}")]
     TooLarge(String),

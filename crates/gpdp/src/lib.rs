@@ -40,6 +40,8 @@ pub mod kernel;
 pub mod points;
 pub mod posterior;
 pub mod privacy;
+pub mod rng;
+pub mod sampling;
 
 pub use data::Dataset;
 pub use domain::Domain;
@@ -51,3 +53,5 @@ pub use privacy::{
     Accountant, Calibration, Conversion, Lemma, PrivacyReport, Release, ReleaseParams, SensitivityChoice, Solve,
     Target, calibrate,
 };
+pub use rng::ReleaseRng;
+pub use sampling::{DenseSampler, Lattice, LatticeSampler, Process, SamplePath, SampledPaths, Sampler};

@@ -177,6 +177,18 @@ impl Posterior {
         Ok(k)
     }
 
+    /// A⁻¹b with A = K(X, X) + r²I.
+    pub fn solve(&self, b: &[f64]) -> Result<Vec<f64>> {
+        if b.len() != self.n() {
+            return Err(Error::Dimension(format!("right-hand side has {} entries, expected {}", b.len(), self.n())));
+        }
+        let mut w = Mat::<f64>::from_fn(b.len(), 1, |i, _| b[i]);
+        let l = self.chol.as_ref();
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, w.as_mut(), faer::Par::Seq);
+        faer::linalg::triangular_solve::solve_upper_triangular_in_place(l.transpose(), w.as_mut(), faer::Par::Seq);
+        Ok((0..b.len()).map(|i| w[(i, 0)]).collect())
+    }
+
     /// The effective dimension d_eff = tr(K(K + r²I)⁻¹) = n − r²·tr(A⁻¹),
     /// with tr(A⁻¹) = ‖L⁻¹‖²_F.
     pub fn effective_dimension(&self) -> f64 {

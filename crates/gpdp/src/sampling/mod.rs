@@ -1,0 +1,146 @@
+//! Exact samplers of the released process (SPEC §1, App. A.1):
+//!
+//! ```text
+//! f = μ_D + σ·z + η·g,   z ~ GP(0, k_D),  g ~ GP(0, k) independent,
+//! so f(X_T) ~ N(μ_D(X_T), σ²K_D(X_T) + η²K(X_T)).
+//! ```
+//!
+//! Theorem 3.1 / Proposition 2 are about draws from exactly this law, so
+//! every sampler here is exact (up to floating point): [`dense`] by a joint
+//! Cholesky factorisation, [`path`] lazily and consistently point set by
+//! point set, [`lattice`] by circulant embedding and the pathwise (Matheron)
+//! update when the query points and the covariates lie on a common regular
+//! lattice.
+//!
+//! **Jitter.** Dense samplers add independent N(0, j) noise to every
+//! released value, with j = (σ² + η²)·max(10⁻¹⁰, 100·m·u) (u the unit
+//! roundoff, m the number of points). Adding independent, data-free noise to
+//! a released draw is post-processing: it cannot weaken the guarantee. j
+//! depends only on public quantities, never on whether a factorisation
+//! succeeded (an adaptive jitter would depend on the data); it is reported
+//! with every draw. Eigenvalues are never clipped.
+
+pub mod dense;
+pub mod lattice;
+pub mod path;
+
+use faer::Mat;
+
+use crate::error::{Error, Result, non_negative};
+use crate::points::Points;
+use crate::posterior::Posterior;
+use crate::rng::ReleaseRng;
+
+pub use dense::DenseSampler;
+pub use lattice::{Lattice, LatticeSampler};
+pub use path::SamplePath;
+
+/// The released process f = μ_D + σ·z + η·g for a fitted posterior.
+#[derive(Debug, Clone, Copy)]
+pub struct Process<'a> {
+    posterior: &'a Posterior,
+    scale: f64,
+    gp_noise: f64,
+}
+
+impl<'a> Process<'a> {
+    /// Requires a finite σ > 0 (a release needs a finite scale) and η ≥ 0.
+    pub fn new(posterior: &'a Posterior, scale: f64, gp_noise: f64) -> Result<Self> {
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(Error::InvalidParameter {
+                name: "scale σ",
+                value: crate::error::fmt_value(scale),
+                requirement: "a finite number > 0 for a release",
+            });
+        }
+        non_negative("GP noise η", gp_noise)?;
+        Ok(Process { posterior, scale, gp_noise })
+    }
+
+    /// The posterior.
+    pub fn posterior(&self) -> &'a Posterior {
+        self.posterior
+    }
+
+    /// σ.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// η.
+    pub fn gp_noise(&self) -> f64 {
+        self.gp_noise
+    }
+
+    /// μ_D at the points.
+    pub fn mean(&self, p: &Points) -> Result<Vec<f64>> {
+        self.posterior.mean(p)
+    }
+
+    /// σ²K_D(A, B) + η²K(A, B).
+    pub fn covariance(&self, a: &Points, b: &Points) -> Result<Mat<f64>> {
+        let mut c = self.posterior.covariance(a, b)?;
+        let s2 = self.scale * self.scale;
+        let e2 = self.gp_noise * self.gp_noise;
+        let k = self.posterior.kernel();
+        for j in 0..c.ncols() {
+            for i in 0..c.nrows() {
+                c[(i, j)] = s2 * c[(i, j)] + if e2 > 0.0 { e2 * k.eval(a.row(i), b.row(j)) } else { 0.0 };
+            }
+        }
+        Ok(c)
+    }
+
+    /// The data-free jitter variance for a factorisation over m points.
+    pub fn jitter(&self, m: usize) -> f64 {
+        let s = self.scale * self.scale + self.gp_noise * self.gp_noise;
+        s * (1e-10f64).max(100.0 * m as f64 * f64::EPSILON)
+    }
+}
+
+/// Released values: `values[l][i]` is draw l at point i.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampledPaths {
+    /// One vector per draw.
+    pub values: Vec<Vec<f64>>,
+    /// Variance of the independent data-free noise added to each value (0 if none).
+    pub jitter: f64,
+    /// Which exact sampler produced them.
+    pub method: &'static str,
+}
+
+/// A sampler of L independent released paths at a finite point set.
+pub trait Sampler {
+    /// `draws` independent draws of the released process, jointly at `points`.
+    fn sample(&self, points: &Points, draws: usize, rng: &mut ReleaseRng) -> Result<SampledPaths>;
+}
+
+/// Distinct points (exact coordinate equality) and, for each input point,
+/// the index of its distinct representative.
+pub(crate) fn dedupe(points: &Points) -> (Points, Vec<usize>) {
+    use std::collections::HashMap;
+    let mut seen: HashMap<Vec<u64>, usize> = HashMap::with_capacity(points.len());
+    let mut uniq = Points::new(Vec::new(), points.dim()).expect("dimension ≥ 1");
+    let mut map = Vec::with_capacity(points.len());
+    for x in points.iter() {
+        let key: Vec<u64> = x.iter().map(|v| if *v == 0.0 { 0 } else { v.to_bits() }).collect();
+        let idx = *seen.entry(key).or_insert_with(|| {
+            uniq.push(x).expect("same dimension");
+            uniq.len() - 1
+        });
+        map.push(idx);
+    }
+    (uniq, map)
+}
+
+/// Lower Cholesky factor of `c` (which already includes any jitter); a
+/// failure is reported, never retried with more jitter.
+pub(crate) fn cholesky(c: &Mat<f64>, what: &'static str) -> Result<Mat<f64>> {
+    c.llt(faer::Side::Lower).map(|l| l.L().to_owned()).map_err(|e| Error::Factorisation {
+        what,
+        detail: format!(
+            "{e:?} ({} points); the sampling covariance is numerically singular even with the jitter — use fewer or more widely spaced query points, or a larger lengthscale",
+            c.nrows()
+        ),
+    })
+}

@@ -1,0 +1,151 @@
+//! One posterior draw evaluated lazily and consistently anywhere.
+
+use std::collections::HashMap;
+
+use faer::Mat;
+
+use super::{Process, cholesky};
+use crate::error::{Error, Result};
+use crate::points::Points;
+use crate::rng::ReleaseRng;
+
+/// One draw f of the released process, revealed batch by batch.
+///
+/// `eval(X₂)` after `eval(X₁)` samples f(X₂) from the exact conditional law
+/// of f(X₂) given everything this path has revealed so far, by extending the
+/// Cholesky factor of the revealed set block by block:
+///
+/// ```text
+/// L_new = [ L_R   0  ]     W = L_R⁻¹ Σ_RN,   L_c = chol(Σ_NN + jI − WᵀW),
+///         [ Wᵀ   L_c ]     f_N = μ_N + Wᵀ w_R + L_c z,  z ~ N(0, I)
+/// ```
+///
+/// where w_R = L_R⁻¹(f_R − μ_R) are the standard normals behind the revealed
+/// values. The result has the same joint law as evaluating one fixed draw at
+/// X₁ ∪ X₂ (SPEC §1, lazy evaluation), so adaptive queries cost no extra
+/// privacy budget. A point already revealed returns its stored value exactly.
+/// Every new point carries the data-free jitter j of [`Process::jitter`]
+/// (independent noise, post-processing).
+#[derive(Debug, Clone)]
+pub struct SamplePath<'a> {
+    process: Process<'a>,
+    revealed: Points,
+    values: Vec<f64>,
+    whitened: Vec<f64>,
+    chol: Mat<f64>,
+    index: HashMap<Vec<u64>, usize>,
+    jitter: f64,
+}
+
+fn key(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| if *v == 0.0 { 0 } else { v.to_bits() }).collect()
+}
+
+impl<'a> SamplePath<'a> {
+    /// A new, unrevealed draw. `max_points` fixes the jitter scale
+    /// (j = [`Process::jitter`] of that many points) so that every batch uses
+    /// the same public jitter.
+    pub fn new(process: Process<'a>, max_points: usize) -> Self {
+        let dim = process.posterior().train_x().dim();
+        SamplePath {
+            process,
+            revealed: Points::new(Vec::new(), dim).expect("dimension ≥ 1"),
+            values: Vec::new(),
+            whitened: Vec::new(),
+            chol: Mat::zeros(0, 0),
+            index: HashMap::new(),
+            jitter: process.jitter(max_points.max(1)),
+        }
+    }
+
+    /// The jitter variance added to each revealed value.
+    pub fn jitter(&self) -> f64 {
+        self.jitter
+    }
+
+    /// Number of distinct points revealed so far.
+    pub fn revealed(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The path's values at `q`, sampling new points conditionally.
+    pub fn eval(&mut self, q: &Points, rng: &mut ReleaseRng) -> Result<Vec<f64>> {
+        if q.dim() != self.revealed.dim() {
+            return Err(Error::Dimension(format!(
+                "query points are {}-D but the path is {}-D",
+                q.dim(),
+                self.revealed.dim()
+            )));
+        }
+        // New distinct points in this batch.
+        let mut new = Points::new(Vec::new(), q.dim())?;
+        let mut pending: HashMap<Vec<u64>, usize> = HashMap::new();
+        for x in q.iter() {
+            let k = key(x);
+            if !self.index.contains_key(&k) && !pending.contains_key(&k) {
+                pending.insert(k, self.values.len() + new.len());
+                new.push(x)?;
+            }
+        }
+        if !new.is_empty() {
+            self.extend(&new, rng)?;
+            self.index.extend(pending);
+        }
+        Ok(q.iter().map(|x| self.values[self.index[&key(x)]]).collect())
+    }
+
+    fn extend(&mut self, new: &Points, rng: &mut ReleaseRng) -> Result<()> {
+        let (m, k) = (self.values.len(), new.len());
+        crate::posterior::check_dense("the revealed set of a sample path", m + k, m + k)?;
+        let mu = self.process.mean(new)?;
+        let mut snn = self.process.covariance(new, new)?;
+        for i in 0..k {
+            snn[(i, i)] += self.jitter;
+        }
+        let mut cond_mean = mu;
+        let lc;
+        let w = if m > 0 {
+            let mut w = self.process.covariance(&self.revealed, new)?;
+            faer::linalg::triangular_solve::solve_lower_triangular_in_place(
+                self.chol.as_ref(),
+                w.as_mut(),
+                faer::Par::Seq,
+            );
+            snn -= w.transpose() * &w;
+            for (j, cm) in cond_mean.iter_mut().enumerate() {
+                *cm += (0..m).map(|i| w[(i, j)] * self.whitened[i]).sum::<f64>();
+            }
+            Some(w)
+        } else {
+            None
+        };
+        lc = cholesky(&snn, "the conditional covariance of a sample path")?;
+        let z: Vec<f64> = (0..k).map(|_| rng.normal()).collect();
+        let mut chol = Mat::<f64>::zeros(m + k, m + k);
+        for j in 0..m {
+            for i in j..m {
+                chol[(i, j)] = self.chol[(i, j)];
+            }
+        }
+        if let Some(w) = &w {
+            for j in 0..m {
+                for i in 0..k {
+                    chol[(m + i, j)] = w[(j, i)];
+                }
+            }
+        }
+        for j in 0..k {
+            for i in j..k {
+                chol[(m + i, m + j)] = lc[(i, j)];
+            }
+        }
+        for i in 0..k {
+            let v = cond_mean[i] + (0..=i).map(|j| lc[(i, j)] * z[j]).sum::<f64>();
+            self.values.push(v);
+        }
+        self.whitened.extend_from_slice(&z);
+        self.revealed.extend(new)?;
+        self.chol = chol;
+        Ok(())
+    }
+}
