@@ -20,6 +20,10 @@ use crate::report::{report_column_names, report_columns, report_json, report_tex
     after_help = "Example (the paper's Figure 3 setting):\n  gpdp account --kernel exponential --lengthscale 1 --domain interval:0,1 \\\n    --n 10 --ridge 1 --scale 5 --draws 3 --delta 0.05"
 )]
 pub struct AccountArgs {
+    /// Number of private records n ≥ 1 (public).
+    #[arg(long, value_name = "N")]
+    pub n: Option<usize>,
+
     #[command(flatten)]
     pub release: ReleaseArgs,
 
@@ -54,7 +58,8 @@ pub fn run(a: AccountArgs) -> Result<()> {
     if let Some(path) = &a.batch {
         return run_batch(&a, path);
     }
-    let res = a.release.resolve(true, true)?;
+    let n = a.n.context("missing --n (number of private records)")?;
+    let res = a.release.resolve(n, true, true)?;
     let release = res.params.check()?;
     let report = match (a.delta, a.epsilon) {
         (Some(d), None) => release.epsilon(res.draws, d, res.conversion)?,
@@ -211,7 +216,7 @@ fn parse_row(
         },
         None => f.domain.clone().context("no domain column and no --domain")?,
     };
-    let n = int("n", f.n.map(|v| v as u64))?.context("no n column and no --n")? as usize;
+    let n = int("n", a.n.map(|v| v as u64))?.context("no n column and no --n")? as usize;
     let ridge = num("ridge", f.ridge)?.context("no ridge column and no --ridge")?;
     let scale = num("scale", f.scale)?.context("no scale column and no --scale")?;
     let mut params = ReleaseParams::new(Kernel::new(kind, lengthscale)?, domain, n, ridge, scale);

@@ -32,10 +32,6 @@ pub struct ReleaseArgs {
     #[arg(long, value_name = "SPEC")]
     pub domain: Option<Domain>,
 
-    /// Number of private records n ≥ 1 (public).
-    #[arg(long, value_name = "N")]
-    pub n: Option<usize>,
-
     /// Effective ridge r > 0 (r² = noise variance λ² / kernel scale σ²).
     /// Larger r = more private.
     #[arg(long, value_name = "r", value_parser = parse_f64)]
@@ -88,7 +84,7 @@ pub struct Resolved {
 impl ReleaseArgs {
     /// Applies defaults and validates presence; `need_ridge`/`need_scale`
     /// are false when that parameter is being solved for.
-    pub fn resolve(&self, need_ridge: bool, need_scale: bool) -> Result<Resolved> {
+    pub fn resolve(&self, n: usize, need_ridge: bool, need_scale: bool) -> Result<Resolved> {
         let kind = self
             .kernel
             .context("missing --kernel (exponential, matern32, matern52, squared-exponential, constant, diagonal)")?;
@@ -99,7 +95,6 @@ impl ReleaseArgs {
         };
         let kernel = Kernel::new(kind, lengthscale)?;
         let domain = self.domain.clone().context("missing --domain (e.g. interval:0,1 or box:0,1,0,1)")?;
-        let n = self.n.context("missing --n (number of private records)")?;
         let ridge = match (self.ridge, need_ridge) {
             (Some(r), _) => r,
             (None, false) => 1.0,

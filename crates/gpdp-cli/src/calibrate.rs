@@ -28,6 +28,10 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "δ", value_parser = parse_f64)]
     pub delta: f64,
 
+    /// Number of private records n ≥ 1 (public).
+    #[arg(long, value_name = "N")]
+    pub n: usize,
+
     #[command(flatten)]
     pub release: ReleaseArgs,
 
@@ -39,7 +43,7 @@ pub struct CalibrateArgs {
 pub fn run(a: CalibrateArgs) -> Result<()> {
     let need_ridge = a.solve != Solve::Ridge;
     let need_scale = a.solve != Solve::Scale;
-    let res = a.release.resolve(need_ridge, need_scale)?;
+    let res = a.release.resolve(a.n, need_ridge, need_scale)?;
     if a.solve == Solve::Draws && a.release.draws.is_some() {
         bail!("--draws is what --solve draws computes; leave it out");
     }

@@ -3,8 +3,12 @@
 mod account;
 mod args;
 mod calibrate;
+mod demo;
+mod geo;
 mod io;
+mod plot;
 mod posterior;
+mod release;
 mod report;
 
 use std::process::ExitCode;
@@ -27,11 +31,17 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run a private release on an embedded synthetic example (no files
+    /// needed) and write the map, GeoJSON, report and a comparison figure.
+    Demo(demo::DemoArgs),
     /// Compute the (ε, δ) guarantee of releasing L posterior sample paths.
     Account(account::AccountArgs),
     /// Solve for the smallest ridge/scale/GP noise or the largest number of
     /// draws meeting a target (ε, δ).
     Calibrate(calibrate::CalibrateArgs),
+    /// Release L posterior sample paths fitted to private data, with the
+    /// guarantee, a map and the excursion set.
+    Release(release::ReleaseCmdArgs),
     /// Non-private posterior mean and variance at query points (diagnostics
     /// on public data).
     Posterior(posterior::PosteriorArgs),
@@ -59,8 +69,10 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Demo(a) => demo::run(a),
         Command::Account(a) => account::run(a),
         Command::Calibrate(a) => calibrate::run(a),
+        Command::Release(a) => release::run(a),
         Command::Posterior(a) => posterior::run(a),
     };
     match result {

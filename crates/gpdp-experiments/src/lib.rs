@@ -3,3 +3,6 @@
 //! calls these; they print nothing and write no files.
 
 #![warn(missing_docs)]
+
+
+pub mod plume;

@@ -36,6 +36,7 @@ pub mod audit;
 pub mod data;
 pub mod domain;
 pub mod error;
+pub mod excursion;
 pub mod kernel;
 pub mod points;
 pub mod posterior;

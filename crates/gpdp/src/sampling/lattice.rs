@@ -93,8 +93,8 @@ impl Lattice {
         }
         let mut idx = 0;
         let mut stride = 1;
-        for j in 0..self.dim() {
-            let t = (x[j] - self.origin[j]) / self.spacing[j];
+        for (j, xj) in x.iter().enumerate() {
+            let t = (xj - self.origin[j]) / self.spacing[j];
             let r = t.round();
             if (t - r).abs() > 1e-9 || r < 0.0 || r >= self.size[j] as f64 {
                 return None;
@@ -140,7 +140,6 @@ impl Embedding {
                 kernel.kind()
             )));
         }
-        let d = lattice.dim();
         let mut torus: Vec<usize> = lattice.size.iter().map(|&n| smooth_size(2 * (n - 1))).collect();
         for _attempt in 0..4 {
             let total: usize = torus.iter().product();
@@ -151,10 +150,10 @@ impl Embedding {
             for (flat, b) in buf.iter_mut().enumerate() {
                 let mut rem = flat;
                 let mut d2 = 0.0;
-                for j in 0..d {
-                    let i = rem % torus[j];
-                    rem /= torus[j];
-                    let k = i.min(torus[j] - i) as f64 * lattice.spacing[j];
+                for (&t, &h) in torus.iter().zip(&lattice.spacing) {
+                    let i = rem % t;
+                    rem /= t;
+                    let k = i.min(t - i) as f64 * h;
                     d2 += k * k;
                 }
                 *b = Complex64::new(kernel.profile(d2.sqrt()), 0.0);

@@ -1,0 +1,225 @@
+//! `gpdp release` and `gpdp demo`: reproducibility, privacy flag, outputs,
+//! and one-line refusals that leave nothing behind.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn gpdp() -> Command {
+    Command::cargo_bin("gpdp").unwrap()
+}
+
+const DATA_1D: &str = "x,y\n0.1,0.5\n0.3,-0.2\n0.35,1.4\n0.6,0.9\n0.9,-1.0\n";
+
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn release_args<'a>(data: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "release",
+        "--data",
+        data,
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "0.3",
+        "--domain",
+        "interval:0,1",
+        "--scale",
+        "0.5",
+        "--ridge",
+        "1",
+        "--delta",
+        "1e-3",
+        "--draws",
+        "2",
+        "--grid",
+        "50",
+        "--out",
+        out,
+    ]
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let o = gpdp().args(args).output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+fn report(dir: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(Path::new(dir).join("report.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn seeded_releases_are_reproducible_and_marked_not_private() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_1D);
+    let (a, b, c, d) = (
+        t.path().join("a").to_str().unwrap().to_string(),
+        t.path().join("b").to_str().unwrap().to_string(),
+        t.path().join("c").to_str().unwrap().to_string(),
+        t.path().join("d").to_str().unwrap().to_string(),
+    );
+    let mut args = release_args(&data, &a);
+    args.extend(["--seed", "42"]);
+    let err = run_ok(&args);
+    assert!(err.contains("NOT a private release"), "{err}");
+    let mut args = release_args(&data, &b);
+    args.extend(["--seed", "42"]);
+    run_ok(&args);
+    let pa = std::fs::read(Path::new(&a).join("paths.csv")).unwrap();
+    assert_eq!(pa, std::fs::read(Path::new(&b).join("paths.csv")).unwrap(), "same seed, same bytes");
+    run_ok(&release_args(&data, &c));
+    run_ok(&release_args(&data, &d));
+    let pc = std::fs::read(Path::new(&c).join("paths.csv")).unwrap();
+    assert_ne!(pc, std::fs::read(Path::new(&d).join("paths.csv")).unwrap(), "OS-seeded runs differ");
+    assert_ne!(pa, pc);
+    assert_eq!(report(&a)["private"], false);
+    assert!(report(&a)["warning"].as_str().unwrap().contains("NOT a private release"));
+    assert_eq!(report(&c)["private"], true);
+    assert!(report(&c).get("warning").is_none());
+    // Contents: header, 50 rows, 2 paths; the report carries the guarantee.
+    let text = String::from_utf8(pc).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next().unwrap(), "x,path_1,path_2");
+    assert_eq!(lines.count(), 50);
+    let r = report(&c);
+    assert_eq!(r["privacy"]["sensitivity_source"], "B.7");
+    assert_eq!(r["privacy"]["draws"], 2);
+    assert_eq!(r["data"]["responses_clipped"], 1); // 1.4 > M_Y = 1
+    assert!(r["sampler"]["jitter"].as_f64().unwrap() > 0.0);
+    assert!(r["hyperparameters"].as_str().unwrap().contains("must be chosen without the private data"));
+    assert!(Path::new(&c).join("paths.png").exists());
+}
+
+#[test]
+fn two_dimensional_release_writes_map_and_geojson() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", "x1,x2,y\n0.1,0.1,1\n0.5,0.5,-1\n0.9,0.2,0.5\n0.3,0.8,0.7\n");
+    let out = t.path().join("o").to_str().unwrap().to_string();
+    run_ok(&[
+        "release",
+        "--data",
+        &data,
+        "--kernel",
+        "matern32",
+        "--lengthscale",
+        "0.3",
+        "--domain",
+        "box:0,1,0,1",
+        "--scale",
+        "1",
+        "--target-epsilon",
+        "5",
+        "--delta",
+        "1e-3",
+        "--grid",
+        "30x20",
+        "--out",
+        &out,
+        "--seed",
+        "1",
+    ]);
+    for f in ["paths.csv", "report.json", "map.png", "excursion.geojson"] {
+        assert!(Path::new(&out).join(f).exists(), "{f}");
+    }
+    let r = report(&out);
+    assert!(r["privacy"]["epsilon"].as_f64().unwrap() <= 5.0);
+    assert_eq!(r["calibration"]["solve"], "ridge");
+    assert_eq!(r["query"]["details"]["counts"], serde_json::json!([30, 20]));
+    let gj: Value = serde_json::from_slice(&std::fs::read(Path::new(&out).join("excursion.geojson")).unwrap()).unwrap();
+    assert_eq!(gj["type"], "FeatureCollection");
+    let text = std::fs::read_to_string(Path::new(&out).join("paths.csv")).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows[0], "x1,x2,path_1");
+    assert_eq!(rows.len(), 601);
+    assert!(rows[2].starts_with("0.034482758620689655,0,")); // x1 varies fastest
+}
+
+/// A refused release: exit ≠ 0, one stderr line containing `needle`, and no
+/// output directory (or partial directory) left behind.
+fn refused(args: &[&str], out: &str, needle: &str) {
+    let o = gpdp().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} should fail");
+    assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+    assert!(err.contains(needle), "'{err}' lacks '{needle}'");
+    assert!(!Path::new(out).exists(), "output left behind for {args:?}");
+    let parent = Path::new(out).parent().unwrap();
+    let leftovers: Vec<_> = std::fs::read_dir(parent)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".partial-"))
+        .collect();
+    assert!(leftovers.is_empty(), "partial directory left behind");
+}
+
+#[test]
+fn bad_inputs_are_refused_with_one_line_and_nothing_written() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("never").to_str().unwrap().to_string();
+    let cases: [(&str, &str); 9] = [
+        ("x,y\n0.1,0.5\n0.2,NaN\n", "row 2 (line 3), column y: NaN is not finite"),
+        ("x,y\n0.1,0.5\n0.2,inf\n", "row 2 (line 3), column y: inf is not finite"),
+        ("x,y\n0.1,0.5\n0.2,0.1,7\n", "row 2 (line 3): 3 fields, but the header has 2"),
+        ("x,y\n0.1,0.5\n0.2,abc\n", "row 2 (line 3), column y: 'abc' is not a number"),
+        ("", "empty"),
+        ("x,y\n", "no data rows"),
+        ("x,y\n0.1,0.5\n", "at least 2 records"),
+        ("x,y\n0.1,0.5\n1.5,0.2\n", "data row 2: covariate [1.5] lies outside the declared domain interval:0,1"),
+        ("x1,x2,y\n0.1,0.1,0.5\n0.2,0.2,0.1\n", "2-D covariates but the domain interval:0,1 is 1-D"),
+    ];
+    for (i, (body, needle)) in cases.iter().enumerate() {
+        let data = write(t.path(), &format!("bad{i}.csv"), body);
+        refused(&release_args(&data, &out), &out, needle);
+    }
+    let data = write(t.path(), "big.csv", "x,y\n0.1,0.5\n0.2,1.5\n");
+    let mut args = release_args(&data, &out);
+    args.extend(["--on-unbounded", "reject"]);
+    refused(&args, &out, "data row 2: response y = 1.5 exceeds the response bound M_Y = 1");
+    let good = write(t.path(), "good.csv", DATA_1D);
+    let mut args = release_args(&good, &out);
+    args.extend(["--max-epsilon", "0.5"]);
+    refused(&args, &out, "refusing to release");
+    let mut args = release_args(&good, &out);
+    args[10] = "inf"; // --scale inf
+    refused(&args, &out, "finite --scale");
+    let mut args = release_args(&good, &out);
+    args.extend(["--target-epsilon", "3"]);
+    refused(&args, &out, "not both");
+    let mut args = release_args(&good, &out);
+    args[12] = "-1"; // --ridge -1
+    refused(&args, &out, "ridge r (-1)");
+    // An existing, non-empty output directory is kept unless --force.
+    let busy = t.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    std::fs::write(busy.join("keep.txt"), "x").unwrap();
+    let busy_s = busy.to_str().unwrap().to_string();
+    let o = gpdp().args(release_args(&good, &busy_s)).output().unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--force"));
+    assert!(busy.join("keep.txt").exists());
+    let mut args = release_args(&good, &busy_s);
+    args.push("--force");
+    run_ok(&args);
+    assert!(!busy.join("keep.txt").exists() && busy.join("paths.csv").exists());
+}
+
+#[test]
+fn demo_runs_without_files() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("demo");
+    let o = gpdp().args(["demo", "--out", out.to_str().unwrap(), "--seed", "7", "--grid", "40"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("differentially private"), "{stdout}");
+    for f in ["paths.csv", "report.json", "map.png", "excursion.geojson", "comparison.png", "sensors.csv"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let r: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert!(r["privacy"]["epsilon"].as_f64().unwrap() <= 10.0);
+    assert_eq!(r["sampler"]["method"], "circulant embedding + Matheron update");
+}
