@@ -4,6 +4,7 @@ mod account;
 mod args;
 mod calibrate;
 mod demo;
+mod figure;
 mod geo;
 mod io;
 mod plot;
@@ -45,6 +46,9 @@ enum Command {
     /// Non-private posterior mean and variance at query points (diagnostics
     /// on public data).
     Posterior(posterior::PosteriorArgs),
+    /// Draw the paper's figures that need only the accountant.
+    #[command(subcommand)]
+    Figure(figure::FigureCmd),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
         Command::Calibrate(a) => calibrate::run(a),
         Command::Release(a) => release::run(a),
         Command::Posterior(a) => posterior::run(a),
+        Command::Figure(c) => figure::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,5 +4,4 @@
 
 #![warn(missing_docs)]
 
-
 pub mod plume;

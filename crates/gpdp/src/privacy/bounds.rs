@@ -51,12 +51,7 @@ pub fn variance_bound(kernel: &Kernel, domain: &Domain, n: usize, ridge: f64) ->
     let kappa = kernel.kappa(domain);
     match kappa {
         Some(k) if (0.0..=1.0).contains(&k) => {
-            let m = (n - 1) as f64;
-            let r2 = ridge * ridge;
-            let v = ((1.0 - k) * (1.0 + k) * m + r2) / (m + r2);
-            // Round up: relative slack for the arithmetic, absolute slack for
-            // a few ulps of error in κ² (when κ ≈ 1 and V is small).
-            let v = (v * (1.0 + 8.0 * f64::EPSILON) + 8.0 * f64::EPSILON * k * k).min(1.0);
+            let v = variance_from_kappa(k, n, ridge);
             Ok(VarianceBound {
                 value: v,
                 kappa: Some(k),
@@ -74,6 +69,16 @@ pub fn variance_bound(kernel: &Kernel, domain: &Domain, n: usize, ridge: f64) ->
             source: format!("V ≤ 1 (k(x,x) ≤ 1); κ unavailable for {kernel} on {domain}"),
         }),
     }
+}
+
+/// V̄_n(r) = 1 − κ²(n − 1)/(n − 1 + r²) (Proposition 3) for a given κ ∈ [0, 1],
+/// computed as ((1−κ)(1+κ)(n−1) + r²)/(n−1+r²) and rounded up (relative slack
+/// for the arithmetic, absolute slack for a few ulps of error in κ²).
+pub fn variance_from_kappa(kappa: f64, n: usize, ridge: f64) -> f64 {
+    let m = n.saturating_sub(1) as f64;
+    let r2 = ridge * ridge;
+    let v = ((1.0 - kappa) * (1.0 + kappa) * m + r2) / (m + r2);
+    (v * (1.0 + 8.0 * f64::EPSILON) + 8.0 * f64::EPSILON * kappa * kappa).min(1.0)
 }
 
 pub(crate) fn check_n(n: usize) -> Result<usize> {

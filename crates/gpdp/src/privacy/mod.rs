@@ -12,5 +12,5 @@ pub mod rdp;
 pub use accountant::{Accountant, ComponentReport, PrivacyReport, Release, ReleaseParams};
 pub use bounds::{Lemma, SensitivityBound, SensitivityChoice, VarianceBound};
 pub use calibrate::{Calibration, Solve, Target, calibrate};
-pub use conversion::{Conversion, RdpCurve};
-pub use rdp::{RdpBound, psi};
+pub use conversion::{Conversion, RdpCurve, delta_for_epsilon, epsilon_for_delta};
+pub use rdp::{Draws, RdpBound, psi};

@@ -175,6 +175,24 @@ impl RdpBound {
     }
 }
 
+/// L independent draws of one release, as an RDP curve (RDP adds:
+/// (α, L·ε_α)).
+#[derive(Debug, Clone, Copy)]
+pub struct Draws<'a>(pub &'a RdpBound, pub u64);
+
+impl crate::privacy::conversion::RdpCurve for Draws<'_> {
+    fn am1_max(&self) -> f64 {
+        self.0.am1_max()
+    }
+
+    fn rdp(&self, am1: f64) -> Option<(f64, f64)> {
+        let t = self.0.terms(am1)?;
+        let l = self.1 as f64;
+        let v = l * t.total();
+        Some((v, l * t.err + ROUNDING_SLACK * v))
+    }
+}
+
 /// σ must be > 0: finite, or +∞ for a covariance-only release.
 pub(crate) fn check_scale(scale: f64) -> Result<f64> {
     if scale > 0.0 {
