@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use gpdp::excursion::{excursion_probability, gaussian_smooth};
-use gpdp::{Dataset, Points, ReleaseRng, Solve};
+use gpdp::{Dataset, Points, Solve};
 use gpdp_experiments::plume::{PlumeConfig, PlumeField};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -23,7 +23,7 @@ use crate::args::ReleaseArgs;
 use crate::geo::Grid2;
 use crate::plot::{Contour, HeatPanel, Palette, heatmap_figure};
 use crate::release::{
-    OnUnbounded, Query, ReleaseCmdArgs, SamplerChoice, grid_query, prepare_data, run_release, statement,
+    OnUnbounded, Query, ReleaseCmdArgs, SamplerChoice, grid_query, prepare_data, release_rng, run_release, statement,
     write_dir_atomically, write_outputs,
 };
 
@@ -105,13 +105,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     let domain = args.model.domain.clone().expect("set above");
     let (data, clipped) = prepare_data(data, &domain, 1.0, OnUnbounded::Reject, "synthetic sensors")?;
     let query = grid_query(&grid_spec, &domain)?;
-    let mut rng = match a.seed {
-        Some(s) => {
-            eprintln!("warning: --seed {s}: reproducible draw, NOT a private release");
-            ReleaseRng::seeded(s)
-        }
-        None => ReleaseRng::from_os()?,
-    };
+    let mut rng = release_rng(a.seed)?;
     let rel = run_release(&args, &data, &query, &mut rng)?;
     let names = vec!["x1".to_string(), "x2".to_string()];
     let Query::Grid { counts, .. } = &query else { unreachable!() };

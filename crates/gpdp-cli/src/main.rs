@@ -4,11 +4,16 @@ mod account;
 mod args;
 mod calibrate;
 mod demo;
+mod excursion;
+mod excursion2d;
 mod figure;
 mod geo;
+mod hexbin;
 mod io;
+mod mia;
 mod plot;
 mod posterior;
+mod realdata;
 mod release;
 mod report;
 
@@ -46,12 +51,35 @@ enum Command {
     /// Non-private posterior mean and variance at query points (diagnostics
     /// on public data).
     Posterior(posterior::PosteriorArgs),
+    /// Membership-inference attack (LiRA) against the release; `mia sweep`
+    /// for the paper's Figures 2, 3 and 5.
+    Mia(mia::MiaArgs),
     /// Draw the paper's figures that need only the accountant.
     #[command(subcommand)]
     Figure(figure::FigureCmd),
+    /// The paper's excursion-set utility studies (hyperparameters chosen on
+    /// synthetic data, privacy-constrained and not).
+    #[command(subcommand)]
+    Excursion(excursion::ExcursionCmd),
+    /// Bin point records (x, y, value) onto a hexagonal lattice: count and
+    /// median value per cell (the binning of the real-data study).
+    #[command(long_about = hexbin::ABOUT)]
+    Hexbin(hexbin::HexbinArgs),
+}
+
+/// Dies quietly on a closed pipe (`gpdp … | head`) instead of panicking in
+/// `println!`, like other Unix command-line tools.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting the disposition of SIGPIPE to the default at start-up,
+    // before any other thread exists, has no memory-safety implications.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -79,6 +107,9 @@ fn main() -> ExitCode {
         Command::Release(a) => release::run(a),
         Command::Posterior(a) => posterior::run(a),
         Command::Figure(c) => figure::run(c),
+        Command::Mia(a) => mia::run(a),
+        Command::Excursion(c) => excursion::run(c),
+        Command::Hexbin(a) => hexbin::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -334,7 +334,7 @@ fn check_chart_px((w, h): (u32, u32)) -> Result<()> {
 }
 
 /// Qualitative colours (matplotlib's tab10).
-const QUALITATIVE: [RGBColor; 10] = [
+pub const QUALITATIVE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

@@ -239,7 +239,7 @@ pub fn run_release(a: &ReleaseCmdArgs, data: &Dataset, query: &Query, rng: &mut 
     let process = Process::new(&posterior, params.scale, params.gp_noise)?;
     let draws = res.draws as usize;
     let (paths, sampler_note) = sample(a.sampler, process, query, draws, rng)?;
-    Ok(Released { report, calibration, paths, posterior: posterior.clone(), sampler_note })
+    Ok(Released { report, calibration, paths, posterior, sampler_note })
 }
 
 fn sample(
@@ -284,6 +284,20 @@ fn sample(
         "jitter_note": "independent N(0, jitter) noise added to every released value: data-free, post-processing",
     });
     Ok((out, note))
+}
+
+/// The generator of a release: OS-seeded ChaCha20, or — with `--seed` — a
+/// reproducible one, announced on stderr as NOT a private release.
+pub fn release_rng(seed: Option<u64>) -> Result<ReleaseRng> {
+    Ok(match seed {
+        Some(s) => {
+            eprintln!(
+                "warning: --seed {s} makes the draws reproducible: this is NOT a private release (report.json says \"private\": false)"
+            );
+            ReleaseRng::seeded(s)
+        }
+        None => ReleaseRng::from_os()?,
+    })
 }
 
 /// The privacy statement in one line.
@@ -525,15 +539,7 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
         Query::List { names, .. } => names.clone(),
         Query::Grid { .. } => names,
     };
-    let mut rng = match a.seed {
-        Some(s) => {
-            eprintln!(
-                "warning: --seed {s} makes the draws reproducible: this is NOT a private release (report.json says \"private\": false)"
-            );
-            ReleaseRng::seeded(s)
-        }
-        None => ReleaseRng::from_os()?,
-    };
+    let mut rng = release_rng(a.seed)?;
     let rel = run_release(&a, &data, &query, &mut rng)?;
     let outputs = write_dir_atomically(&a.out, a.force, |dir| {
         write_outputs(dir, &rel, &rng, clipped, &a, &query, &names, &data)

@@ -3,5 +3,10 @@
 //! calls these; they print nothing and write no files.
 
 #![warn(missing_docs)]
+// `!(x > 0.0)` is deliberate throughout: unlike `x <= 0.0` it also rejects NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod excursion;
+pub mod mia;
 pub mod plume;
+pub mod realdata;

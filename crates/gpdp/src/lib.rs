@@ -38,6 +38,7 @@ pub mod domain;
 pub mod error;
 pub mod excursion;
 pub mod kernel;
+pub mod markov1d;
 pub mod points;
 pub mod posterior;
 pub mod privacy;

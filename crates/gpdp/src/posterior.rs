@@ -165,6 +165,35 @@ impl Posterior {
         Ok(out)
     }
 
+    /// μ_D and k_D(x, x) together, in one pass over the whitened cross-covariance
+    /// L⁻¹K(X, Q): μ_D = (L⁻¹K(X, Q))ᵀ(L⁻¹y), k_D = k(x, x) − ‖L⁻¹k_X(x)‖².
+    pub fn mean_and_variance(&self, q: &Points) -> Result<(Vec<f64>, Vec<f64>)> {
+        self.check_dim(q)?;
+        let n = self.n();
+        // z = L⁻¹y = Lᵀ A⁻¹ y.
+        let mut z = vec![0.0; n];
+        for (i, zi) in z.iter_mut().enumerate() {
+            *zi = (i..n).map(|k| self.chol[(k, i)] * self.weights[k]).sum();
+        }
+        let mut mean = vec![0.0; q.len()];
+        let mut var = vec![0.0; q.len()];
+        Self::blocks(q, |start, block| {
+            let c = self.whitened_cross(block);
+            for j in 0..block.len() {
+                let col = c.col(j);
+                let (mut s2, mut m) = (0.0, 0.0);
+                for i in 0..n {
+                    let v = col[i];
+                    s2 += v * v;
+                    m += v * z[i];
+                }
+                mean[start + j] = m;
+                var[start + j] = (self.kernel.diag(block.row(j)) - s2).max(0.0);
+            }
+        });
+        Ok((mean, var))
+    }
+
     /// Normalised posterior covariance matrix k_D(A, B) (|A| × |B|).
     pub fn covariance(&self, a: &Points, b: &Points) -> Result<Mat<f64>> {
         self.check_dim(a)?;
@@ -242,6 +271,18 @@ mod tests {
             for j in 0..5 {
                 assert!((c[(i, j)] - c[(j, i)]).abs() < 1e-13);
             }
+        }
+    }
+
+    #[test]
+    fn mean_and_variance_in_one_pass() {
+        let kern = Kernel::new(KernelKind::Matern52, 0.4).unwrap();
+        let p = Posterior::fit(kern, &data(), 0.3).unwrap();
+        let q = Points::from_1d(&(0..=50).map(|i| i as f64 / 50.0).collect::<Vec<_>>());
+        let (m, v) = p.mean_and_variance(&q).unwrap();
+        let (m2, v2) = (p.mean(&q).unwrap(), p.variance(&q).unwrap());
+        for i in 0..q.len() {
+            assert!((m[i] - m2[i]).abs() < 1e-13 && (v[i] - v2[i]).abs() < 1e-13);
         }
     }
 

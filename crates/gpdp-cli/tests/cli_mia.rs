@@ -1,0 +1,138 @@
+//! `gpdp mia`, `gpdp mia sweep` and `gpdp figure bounds` end to end, at
+//! small sizes.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn gpdp() -> Command {
+    Command::cargo_bin("gpdp").unwrap()
+}
+
+#[test]
+fn mia_json_has_the_documented_shape() {
+    let o = gpdp()
+        .args([
+            "mia",
+            "--ridge",
+            "0.1",
+            "--scale",
+            "0.5",
+            "--draws",
+            "3",
+            "--shadow",
+            "400",
+            "--eval",
+            "400",
+            "--repeats",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for part in [&v, &v["nonprivate"]] {
+        assert!(part["auc"]["mean"].is_f64() && part["auc"]["sd"].is_f64());
+        for l in ["0.1", "0.01"] {
+            assert!(part["tpr"][l]["mean"].is_f64());
+            let e = part["excess_tpr"][l]["mean"].as_f64().unwrap();
+            let t = part["tpr"][l]["mean"].as_f64().unwrap();
+            assert!((t - e - l.parse::<f64>().unwrap()).abs() < 1e-12);
+        }
+    }
+    // Small r, small σ, L = 3: a strong attack and a huge ε.
+    assert!(v["auc"]["mean"].as_f64().unwrap() > 0.8);
+    assert!(v["epsilon"].as_f64().unwrap() > 1000.0);
+    // The non-private benchmark is at least as strong.
+    assert!(v["nonprivate"]["auc"]["mean"].as_f64().unwrap() >= v["auc"]["mean"].as_f64().unwrap() - 0.02);
+}
+
+#[test]
+fn mia_out_and_sweep_write_their_files() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("one");
+    let o = gpdp()
+        .args(["mia", "--shadow", "300", "--eval", "300", "--repeats", "1", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["roc.csv", "shadow_histograms.png", "result.json"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let roc = std::fs::read_to_string(out.join("roc.csv")).unwrap();
+    assert!(roc.starts_with("attack,fpr,tpr\n") && roc.contains("nonprivate,"));
+    let sw = t.path().join("sweep");
+    let o = gpdp()
+        .args([
+            "mia",
+            "sweep",
+            "--ridge",
+            "0.2,1",
+            "--scale",
+            "1,inf",
+            "--draws",
+            "1,2",
+            "--shadow",
+            "300",
+            "--eval",
+            "300",
+            "--repeats",
+            "1",
+            "--out",
+            sw.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in [
+        "results.csv",
+        "sweep.json",
+        "fig2_attack_vs_epsilon_L1.png",
+        "fig2_epsilon_vs_ridge.png",
+        "fig3_vs_draws_r1_sigma1.png",
+    ] {
+        assert!(sw.join(f).exists(), "{f}");
+    }
+    let csv = std::fs::read_to_string(sw.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4); // 2 ridges × 1 finite σ × 2 draws
+    assert!(Path::new(&sw).join("sweep.json").exists());
+}
+
+#[test]
+fn mia_bad_input_is_one_line() {
+    for (args, needle) in [
+        (vec!["mia", "--n", "1"], "n"),
+        (vec!["mia", "--scale", "inf"], "σ"),
+        (vec!["mia", "--ridge", "-1"], "ridge"),
+        (vec!["mia", "--draws", "0"], "draws"),
+        (vec!["mia", "--x0", "2"], "x"),
+        (vec!["mia", "sweep", "--scale", "inf"], "finite σ"),
+    ] {
+        let o = gpdp().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn figure_bounds_writes_png_and_csv() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("fig1");
+    let o = gpdp().args(["figure", "bounds", "--resolution", "25", "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("bounds.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 25 * 25);
+    assert!(out.join("bounds.png").exists());
+    // Spot check one row against the library: B.1 at the first grid point.
+    let row: Vec<f64> = csv.lines().nth(1).unwrap().split(',').map(|v| v.parse().unwrap()).collect();
+    let (r, s) = (row[0], row[1]);
+    let v = gpdp::privacy::bounds::variance_from_kappa(0.1f64.sqrt(), 1000, r);
+    let d = gpdp::privacy::bounds::lemma_b1(v, 1000, r, 1.0);
+    let b = gpdp::privacy::RdpBound::new(v, d, r, s, 0.0).unwrap();
+    let e = gpdp::privacy::epsilon_for_delta(&gpdp::privacy::Draws(&b, 1), 5e-4, gpdp::Conversion::Paper).unwrap();
+    assert_eq!(row[2], e.epsilon);
+}

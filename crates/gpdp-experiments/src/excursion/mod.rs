@@ -1,0 +1,13 @@
+//! Excursion-set utility studies (the paper's §5, App. D; SPEC §4).
+
+pub mod accounting;
+pub mod constants;
+pub mod error;
+pub mod evaluate1d;
+pub mod loss;
+pub mod objective1d;
+pub mod pairs1d;
+pub mod search;
+pub mod study1d;
+pub mod study2d;
+pub mod summary1d;
