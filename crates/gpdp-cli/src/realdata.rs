@@ -603,17 +603,10 @@ fn figure(
     let neutral = Grid2::new(m, m, ex, ny, vec![0.93; m * m])?;
     let above: Vec<[f64; 2]> =
         rel.hexbin.cells.iter().zip(&rel.labels).filter(|(_, s)| **s).map(|(c, _)| [c.x, c.y]).collect();
-    let colours = [
-        RGBColor(214, 39, 40),
-        RGBColor(31, 119, 180),
-        RGBColor(44, 160, 44),
-        RGBColor(255, 127, 14),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-    ];
-    let all = if paths.len() > 1 { format!(", {:.2} all", maps.report.epsilon) } else { String::new() };
+    let colours = crate::plot::QUALITATIVE;
+    let all = if paths.len() > 1 { format!(" ({:.1} all)", maps.report.epsilon) } else { String::new() };
     let private_panel = || HeatPanel {
-        title: format!("private: {} path(s) {{f ≥ 0}}, ε = {:.2} each{all}", paths.len(), maps.report_one_path.epsilon),
+        title: format!("private: {} path(s) {{f ≥ 0}}, ε = {:.2}{all}", paths.len(), maps.report_one_path.epsilon),
         grid: &neutral,
         palette: Palette::Grey,
         range: Some((0.0, 1.0)),
