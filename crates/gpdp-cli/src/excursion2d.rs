@@ -95,19 +95,13 @@ fn parse_list(s: &str) -> Result<Vec<f64>> {
     s.split(',').map(|t| parse_f64(t).map_err(anyhow::Error::msg)).collect()
 }
 
-fn fmt_iqr((a, m, b): (f64, f64, f64), pct: bool, digits: usize) -> String {
-    if pct {
-        format!("{:.1}% [{:.1}%, {:.1}%]", 100.0 * m, 100.0 * a, 100.0 * b)
-    } else {
-        format!("{m:.digits$} [{a:.digits$}, {b:.digits$}]")
-    }
-}
-
-fn fmt_eps(e: f64) -> String {
-    if e >= 1000.0 { format!("{e:.3e}") } else { format!("{e:.3}") }
+/// (q25, median, q75) as the 1-D study's quartiles, to share its paper-style formatting.
+fn q((q25, median, q75): (f64, f64, f64)) -> Quartiles {
+    Quartiles { q25, median, q75 }
 }
 
 use gpdp_experiments::excursion::constants::{PUBLISHED_LABEL as LABEL_PUBLISHED, SensitivityConstants};
+use gpdp_experiments::excursion::summary1d::{Quartiles, format_d_eff, format_epsilon, format_iou, format_percent};
 
 pub fn run(a: Excursion2dArgs) -> Result<()> {
     let noises = parse_list(&a.noise)?;
@@ -303,14 +297,14 @@ fn write_summary(
             "| {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | ({:.3}, {:.3}, {:.3}) | ({:.3}, {:.3}, {:.4}), {:.2} |\n",
             cfg.noise,
             nsr,
-            fmt_eps(s.epsilon_unconstrained),
-            fmt_iqr(s.deff_unconstrained, false, 2),
-            fmt_iqr(s.deff_private, false, 2),
-            fmt_iqr(s.relative_bce_increase, true, 1),
-            fmt_iqr(s.iou_unconstrained, false, 3),
-            fmt_iqr(s.iou_path_mean, false, 3),
-            fmt_iqr(s.iou_path_sd, false, 3),
-            fmt_iqr(s.relative_iou_gap, true, 1),
+            format_epsilon(s.epsilon_unconstrained),
+            format_d_eff(&q(s.deff_unconstrained)),
+            format_d_eff(&q(s.deff_private)),
+            format_percent(&q(s.relative_bce_increase)),
+            format_iou(&q(s.iou_unconstrained)),
+            format_iou(&q(s.iou_path_mean)),
+            format_iou(&q(s.iou_path_sd)),
+            format_percent(&q(s.relative_iou_gap)),
             u.lengthscale,
             u.ridge,
             u.scale,

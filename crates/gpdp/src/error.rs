@@ -102,6 +102,7 @@ pub(crate) fn unit_open(name: &'static str, value: f64) -> Result<f64> {
     }
 }
 
-pub(crate) fn fmt_value(v: f64) -> String {
+/// Formats a value for an error message ("NaN" for NaN, else `{v}`).
+pub fn fmt_value(v: f64) -> String {
     if v.is_nan() { "NaN".into() } else { format!("{v}") }
 }

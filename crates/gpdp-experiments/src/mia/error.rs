@@ -41,11 +41,7 @@ pub enum Error {
 /// Shorthand for results of this module.
 pub type Result<T> = std::result::Result<T, Error>;
 
-pub(crate) fn fmt_value(v: f64) -> String {
-    if v.is_nan() { "NaN".into() } else { format!("{v}") }
-}
-
 /// An `InvalidConfig` error for a float field.
 pub(crate) fn invalid(field: &'static str, value: f64, requirement: &'static str) -> Error {
-    Error::InvalidConfig { field, value: fmt_value(value), requirement }
+    Error::InvalidConfig { field, value: gpdp::error::fmt_value(value), requirement }
 }

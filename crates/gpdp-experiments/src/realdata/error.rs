@@ -74,8 +74,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// An `InvalidConfig` error for a float field.
 pub(crate) fn invalid(field: &'static str, value: f64, requirement: &'static str) -> Error {
-    let value = if value.is_nan() { "NaN".to_string() } else { format!("{value}") };
-    Error::InvalidConfig { field, value, requirement }
+    Error::InvalidConfig { field, value: gpdp::error::fmt_value(value), requirement }
 }
 
 /// An `Io` error for a file.
