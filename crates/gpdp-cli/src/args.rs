@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gpdp::{Conversion, Domain, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
+use gpdp::{Conversion, Domain, Draws, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
 
 /// Parses a float, accepting `inf`/`∞` (the scale σ may be infinite).
 pub fn parse_f64(s: &str) -> std::result::Result<f64, String> {
@@ -49,7 +49,7 @@ pub struct ReleaseArgs {
 
     /// Number L ≥ 1 of independent posterior draws released (composition).
     #[arg(long, value_name = "L")]
-    pub draws: Option<u64>,
+    pub draws: Option<Draws>,
 
     /// Response bound M_Y > 0: every |y_i| ≤ M_Y (the data must be clipped
     /// or rejected accordingly).
@@ -77,7 +77,7 @@ pub struct ReleaseArgs {
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub params: ReleaseParams,
-    pub draws: u64,
+    pub draws: Draws,
     pub conversion: Conversion,
 }
 
@@ -115,10 +115,7 @@ impl ReleaseArgs {
                 "--rkhs-norm is only used with --sensitivity rkhs (Lemma B.8 assumes noiseless responses y = f*(x); choose it explicitly)"
             );
         }
-        let draws = self.draws.unwrap_or(1);
-        if draws == 0 {
-            bail!("draws L (0) must be >= 1");
-        }
+        let draws = self.draws.unwrap_or_default();
         Ok(Resolved { params, draws, conversion: self.conversion.unwrap_or_default() })
     }
 }

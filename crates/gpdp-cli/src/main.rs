@@ -1,25 +1,13 @@
 //! `gpdp` — differentially private Gaussian-process posterior sample paths.
 
-mod account;
 mod args;
-mod calibrate;
-mod demo;
-mod excursion;
-mod excursion2d;
-mod figure;
-mod geo;
-mod hexbin;
-mod io;
-mod mia;
-mod plot;
-mod posterior;
-mod realdata;
-mod release;
-mod report;
+mod commands;
+mod output;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use commands::{account, calibrate, demo, excursion, figure, hexbin, mia, posterior, release};
 
 /// gpdp: release Gaussian-process posterior sample paths with differential
 /// privacy, and compute the exact (ε, δ) guarantee of such releases.

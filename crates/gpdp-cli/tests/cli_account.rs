@@ -38,12 +38,17 @@ fn account_json_has_the_documented_fields() {
     let mut args = FIG3.to_vec();
     args.extend(["0.05", "--json"]);
     let v = json_of(&args);
+    for k in ["epsilon", "delta", "alpha", "alpha_max", "rdp", "conversion", "epsilon_clamped_at_zero", "components"] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let c = &v["components"][0];
     for k in [
-        "epsilon",
-        "delta",
-        "alpha",
-        "alpha_max",
-        "rdp",
+        "kernel",
+        "n",
+        "ridge",
+        "scale",
+        "draws",
+        "tau",
         "covariance_term",
         "mean_term",
         "variance_bound",
@@ -51,13 +56,14 @@ fn account_json_has_the_documented_fields() {
         "kappa",
         "sensitivity",
         "sensitivity_source",
-        "draws",
-        "conversion",
+        "sensitivity_constants",
     ] {
-        assert!(v.get(k).is_some(), "missing {k}");
+        assert!(c.get(k).is_some(), "missing components[0].{k}");
     }
-    assert_eq!(v["sensitivity_source"], "B.7");
-    assert_eq!(v["draws"], 3);
+    assert_eq!(v["components"].as_array().unwrap().len(), 1);
+    assert_eq!(c["sensitivity_source"], "B.7");
+    assert_eq!(c["sensitivity_constants"], "proven");
+    assert_eq!(c["draws"], 3);
     assert_eq!(v["conversion"], "improved");
     // Same numbers as the library.
     let rel = gpdp::ReleaseParams::new(
@@ -69,8 +75,10 @@ fn account_json_has_the_documented_fields() {
     )
     .check()
     .unwrap();
-    let want = rel.epsilon(3, 0.05, gpdp::Conversion::Improved).unwrap();
+    let want = rel.epsilon(gpdp::Draws::new(3).unwrap(), 0.05, gpdp::Conversion::Improved).unwrap();
     assert_eq!(v["epsilon"].as_f64().unwrap(), want.epsilon);
+    // The JSON is the library's schema, serialised as it is.
+    assert_eq!(v, serde_json::to_value(&want).unwrap());
     // ε at α: rdp + conversion at the reported α.
     let (a, rdp) = (v["alpha"].as_f64().unwrap(), v["rdp"].as_f64().unwrap());
     let conv = rdp + ((a - 1.0) / a).ln() - (0.05f64.ln() + a.ln()) / (a - 1.0);
@@ -338,7 +346,7 @@ fn calibrate_json_certifies_the_solution() {
     let v = json_of(&args);
     assert_eq!(v["solve"], "ridge");
     let r = v["value"].as_f64().unwrap();
-    assert_eq!(v["report"]["ridge"].as_f64().unwrap(), r);
+    assert_eq!(v["report"]["components"][0]["ridge"].as_f64().unwrap(), r);
     assert!(v["report"]["epsilon"].as_f64().unwrap() <= 10.0);
     assert!(v["permissive_epsilon"].as_f64().unwrap() > 10.0);
     // The same r through `account` gives the same ε.

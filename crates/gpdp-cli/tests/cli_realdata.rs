@@ -119,14 +119,17 @@ fn end_to_end_on_the_fixtures() {
         "search_unconstrained.csv",
         "search_private.csv",
         "selected.json",
-        "report.json",
-        "paths.csv",
-        "excursion_paths.geojson",
         "map.png",
-        "map_private.png",
     ] {
         assert!(Path::new(&out).join(f).exists(), "{f}");
     }
+    // The published folder holds the release and nothing else.
+    let release = Path::new(&out).join("release");
+    let mut published: Vec<String> =
+        std::fs::read_dir(&release).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    published.sort();
+    assert_eq!(published, ["excursion_paths.geojson", "map_private.png", "paths.csv", "report.json"]);
+    let rel_dir = release.to_str().unwrap().to_string();
     let sel = json(&out, "selected.json");
     let n_release = data_rows(&out, "hexbin_2018.csv");
     let n_select = data_rows(&out, "hexbin_2017.csv");
@@ -155,20 +158,23 @@ fn end_to_end_on_the_fixtures() {
     assert_eq!(sel["counts"]["hexbin_release"]["hexagons"].as_u64().unwrap() as usize, n_release);
 
     // The release report: seeded, 3 paths, the release year's n.
-    let r = json(&out, "report.json");
+    let r = json(&rel_dir, "report.json");
     assert_eq!(r["private"], false);
     assert!(r["warning"].as_str().unwrap().contains("NOT a private release"));
-    assert_eq!(r["privacy"]["n"].as_u64().unwrap() as usize, n_release);
-    assert_eq!(r["privacy"]["draws"], 3);
-    assert_eq!(r["privacy"]["sensitivity_source"], "B.1");
+    let c = &r["privacy"]["components"][0];
+    assert_eq!(c["n"].as_u64().unwrap() as usize, n_release);
+    assert_eq!(c["draws"], 3);
+    assert_eq!(c["sensitivity_source"], "B.1");
     assert!((r["privacy_one_path"]["epsilon"].as_f64().unwrap() - eps).abs() <= 1e-9 * eps);
     assert!(r["privacy"]["epsilon"].as_f64().unwrap() > eps);
-    assert_eq!(r["data"]["n_is_public"], true);
+    assert_eq!(r["data_policy"]["n"].as_u64().unwrap() as usize, n_release);
+    assert!(r["record"].as_str().unwrap().contains("treated as public"));
     assert_eq!(r["query"]["lower"], serde_json::json!([0.0, 0.0]));
     assert_eq!(r["query"]["upper"], serde_json::json!([1.0, 1.0]));
+    assert!(!serde_json::to_string(&r).unwrap().contains("clipped"));
 
     // Paths only inside [0,1]²; 24² rows; 3 paths.
-    let text = std::fs::read_to_string(Path::new(&out).join("paths.csv")).unwrap();
+    let text = std::fs::read_to_string(release.join("paths.csv")).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next().unwrap(), "x1,x2,easting,northing,path_1,path_2,path_3");
     let rows: Vec<Vec<f64>> = lines.map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
@@ -186,8 +192,8 @@ fn end_to_end_on_the_fixtures() {
     args2.extend(["--seed".into(), "7".into()]);
     run_ok(&args2);
     assert_eq!(
-        std::fs::read(Path::new(&out).join("paths.csv")).unwrap(),
-        std::fs::read(Path::new(&out2).join("paths.csv")).unwrap()
+        std::fs::read(release.join("paths.csv")).unwrap(),
+        std::fs::read(Path::new(&out2).join("release/paths.csv")).unwrap()
     );
     let err = run_err(&args2);
     assert!(err.contains("not empty") && err.contains("--force"), "{err}");
@@ -211,7 +217,7 @@ fn published_constants_are_labelled_and_private_runs_are_marked() {
         serde_json::json!([503000.0, 561000.0, 155000.0, 201000.0])
     );
     assert!(sel["sensitivity_constants"].as_str().unwrap().contains("not a proven guarantee"));
-    let r = json(&out, "report.json");
+    let r = json(&format!("{out}/release"), "report.json");
     assert_eq!(r["private"], true);
     assert!(r.get("warning").is_none());
     assert!(r["warning_constants"].as_str().unwrap().contains("proven constants"));

@@ -50,6 +50,13 @@ fn run_ok(args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
 
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    v.sort();
+    v
+}
+
 fn report(dir: &str) -> Value {
     serde_json::from_slice(&std::fs::read(Path::new(dir).join("report.json")).unwrap()).unwrap()
 }
@@ -88,10 +95,12 @@ fn seeded_releases_are_reproducible_and_marked_not_private() {
     assert_eq!(lines.next().unwrap(), "x,path_1,path_2");
     assert_eq!(lines.count(), 50);
     let r = report(&c);
-    assert_eq!(r["privacy"]["sensitivity_source"], "B.7");
-    assert_eq!(r["privacy"]["draws"], 2);
-    assert_eq!(r["data"]["responses_clipped"], 1); // 1.4 > M_Y = 1
+    assert_eq!(r["privacy"]["components"][0]["sensitivity_source"], "B.7");
+    assert_eq!(r["privacy"]["components"][0]["draws"], 2);
+    // 1.4 > M_Y = 1 was clipped: the operator is told on stderr, the report says nothing.
+    assert!(!serde_json::to_string(&r).unwrap().contains("clipped"));
     assert!(r["sampler"]["jitter"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["outputs"], serde_json::json!(["paths.csv", "report.json", "paths.png"]));
     assert!(r["hyperparameters"].as_str().unwrap().contains("must be chosen without the private data"));
     assert!(Path::new(&c).join("paths.png").exists());
 }
@@ -130,7 +139,7 @@ fn two_dimensional_release_writes_map_and_geojson() {
     let r = report(&out);
     assert!(r["privacy"]["epsilon"].as_f64().unwrap() <= 5.0);
     assert_eq!(r["calibration"]["solve"], "ridge");
-    assert_eq!(r["query"]["details"]["counts"], serde_json::json!([30, 20]));
+    assert_eq!(r["query"]["counts"], serde_json::json!([30, 20]));
     let gj: Value = serde_json::from_slice(&std::fs::read(Path::new(&out).join("excursion.geojson")).unwrap()).unwrap();
     assert_eq!(gj["type"], "FeatureCollection");
     let text = std::fs::read_to_string(Path::new(&out).join("paths.csv")).unwrap();
@@ -187,7 +196,7 @@ fn bad_inputs_are_refused_with_one_line_and_nothing_written() {
     refused(&args, &out, "refusing to release");
     let mut args = release_args(&good, &out);
     args[10] = "inf"; // --scale inf
-    refused(&args, &out, "finite --scale");
+    refused(&args, &out, "finite for a release");
     let mut args = release_args(&good, &out);
     args.extend(["--target-epsilon", "3"]);
     refused(&args, &out, "not both");
@@ -216,10 +225,46 @@ fn demo_runs_without_files() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("differentially private"), "{stdout}");
-    for f in ["paths.csv", "report.json", "map.png", "excursion.geojson", "comparison.png", "sensors.csv"] {
-        assert!(out.join(f).exists(), "{f}");
-    }
-    let r: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    // release/ is the published folder; private/ what must not be published.
+    assert_eq!(files(&out.join("release")), ["excursion.geojson", "map.png", "paths.csv", "report.json"]);
+    assert_eq!(files(&out.join("private")), ["comparison.png", "operator-log.json", "sensors.csv"]);
+    let r: Value = serde_json::from_slice(&std::fs::read(out.join("release/report.json")).unwrap()).unwrap();
     assert!(r["privacy"]["epsilon"].as_f64().unwrap() <= 10.0);
     assert_eq!(r["sampler"]["method"], "circulant embedding + Matheron update");
+    assert_eq!(r["data_policy"]["covariate_lattice"], serde_json::json!([79, 79]));
+    let log: Value = serde_json::from_slice(&std::fs::read(out.join("private/operator-log.json")).unwrap()).unwrap();
+    assert_eq!(log["diagnostics"]["policy"]["responses_clipped"], 0);
+    // The demo's private input re-runs through `gpdp release` with the same
+    // public settings and seed to the same published report and paths.
+    let again = t.path().join("again");
+    let eps = r["calibration"]["value"].as_f64().unwrap().to_string();
+    let delta = r["privacy"]["delta"].as_f64().unwrap().to_string();
+    run_ok(&[
+        "release",
+        "--data",
+        out.join("private/sensors.csv").to_str().unwrap(),
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "0.15",
+        "--domain",
+        "box:0,1,0,1",
+        "--scale",
+        "0.1",
+        "--ridge",
+        &eps,
+        "--delta",
+        &delta,
+        "--grid",
+        "40",
+        "--covariate-lattice",
+        "79",
+        "--on-unbounded",
+        "reject",
+        "--seed",
+        "7",
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(std::fs::read(out.join("release/paths.csv")).unwrap(), std::fs::read(again.join("paths.csv")).unwrap());
 }

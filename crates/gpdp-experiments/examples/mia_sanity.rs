@@ -63,28 +63,32 @@ fn main() {
         block(
             "(d) the authors' stratified design, L = 1",
             &MiaConfig { design: Design::Stratified, ..base.clone() },
-            &SweepSpec { ridges: vec![1.0, 1.5, 2.0], scales: vec![0.5, 1.0, 5.0], draws: vec![1] },
+            &SweepSpec { ridges: vec![1.0, 1.5, 2.0], scales: vec![0.5, 1.0, 5.0], draws: ds(&[1]) },
         );
         return;
     }
     block(
         "(a) L = 1, configurations with single-digit ε",
         &base,
-        &SweepSpec { ridges: vec![1.0, 1.5, 2.0, 4.0], scales: vec![0.5, 1.0, 2.5, 5.0], draws: vec![1] },
+        &SweepSpec { ridges: vec![1.0, 1.5, 2.0, 4.0], scales: vec![0.5, 1.0, 2.5, 5.0], draws: ds(&[1]) },
     );
     block(
         "(b) small r, very large σ",
         &base,
-        &SweepSpec { ridges: vec![0.05, 0.1], scales: vec![100.0], draws: vec![1, 3] },
+        &SweepSpec { ridges: vec![0.05, 0.1], scales: vec![100.0], draws: ds(&[1, 3]) },
     );
     block(
         "(c) r = 1, σ = 5: composition over L",
         &base,
-        &SweepSpec { ridges: vec![1.0], scales: vec![5.0], draws: vec![1, 2, 5, 10, 22, 46, 100] },
+        &SweepSpec { ridges: vec![1.0], scales: vec![5.0], draws: ds(&[1, 2, 5, 10, 22, 46, 100]) },
     );
     block(
         "(d) the authors' stratified design, L = 1",
         &MiaConfig { design: Design::Stratified, ..base.clone() },
-        &SweepSpec { ridges: vec![1.0, 1.5, 2.0], scales: vec![0.5, 1.0, 5.0], draws: vec![1] },
+        &SweepSpec { ridges: vec![1.0, 1.5, 2.0], scales: vec![0.5, 1.0, 5.0], draws: ds(&[1]) },
     );
+}
+
+fn ds(l: &[u64]) -> Vec<gpdp::Draws> {
+    l.iter().map(|&v| gpdp::Draws::new(v).unwrap()).collect()
 }

@@ -6,7 +6,10 @@
 // `!(x > 0.0)` is deliberate throughout: unlike `x <= 0.0` it also rejects NaN.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+pub mod error;
 pub mod excursion;
 pub mod mia;
 pub mod plume;
 pub mod realdata;
+
+pub use error::{Error, Result};

@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use gpdp::Draws;
 use gpdp_experiments::mia::{Design, MiaConfig, SweepSpec, run_mia, sweep};
 
 fn small() -> MiaConfig {
@@ -46,17 +47,17 @@ fn result_shape_and_sanity() {
     // The benchmark is at least as strong as the release (up to noise).
     assert!(r.nonprivate_summary.auc.mean > r.summary.auc.mean - 0.02);
     // L = 1: no variance statistic.
-    let r1 = run_mia(&MiaConfig { draws: 1, repeats: 1, ..cfg }, &|_| {}).unwrap();
+    let r1 = run_mia(&MiaConfig { draws: Draws::ONE, repeats: 1, ..cfg }, &|_| {}).unwrap();
     assert!(r1.first.logvhat_curve.is_none() && r1.repeats[0].logvhat_in.is_none());
 }
 
 #[test]
 fn sweep_rows_and_validation() {
     let base = MiaConfig { n_shadow: 300, n_eval: 300, repeats: 1, ..MiaConfig::default() };
-    let spec = SweepSpec { ridges: vec![0.5, 1.0], scales: vec![2.0], draws: vec![1, 4] };
+    let spec = SweepSpec { ridges: vec![0.5, 1.0], scales: vec![2.0], draws: vec![Draws::ONE, Draws::new(4).unwrap()] };
     let rows = sweep(&base, &spec, &|_| {}).unwrap();
     assert_eq!(rows.len(), 4);
-    assert_eq!((rows[1].ridge, rows[1].draws), (0.5, 4));
+    assert_eq!((rows[1].ridge, rows[1].draws), (0.5, Draws::new(4).unwrap()));
     // ε grows with L, sub-linearly; shrinks with r.
     assert!(rows[1].epsilon > rows[0].epsilon && rows[1].epsilon < 4.0 * rows[0].epsilon);
     assert!(rows[2].epsilon < rows[0].epsilon);
@@ -107,12 +108,18 @@ fn timing_acceptance() {
 #[test]
 fn epsilon_of_the_release() {
     use gpdp::{Conversion, Domain, Kernel, Lemma, ReleaseParams, SensitivityChoice};
-    let cfg = MiaConfig { ridge: 1.0, scale: 5.0, draws: 3, conversion: Conversion::Paper, ..MiaConfig::default() };
+    let cfg = MiaConfig {
+        ridge: 1.0,
+        scale: 5.0,
+        draws: Draws::new(3).unwrap(),
+        conversion: Conversion::Paper,
+        ..MiaConfig::default()
+    };
     let got = gpdp_experiments::mia::release_privacy(&cfg).unwrap();
     let mut p =
         ReleaseParams::new(Kernel::exponential(1.0).unwrap(), Domain::interval(0.0, 1.0).unwrap(), 10, 1.0, 5.0);
     p.sensitivity = SensitivityChoice::Lemma(Lemma::B7);
-    let want = p.check().unwrap().epsilon(3, 0.05, Conversion::Paper).unwrap();
+    let want = p.check().unwrap().epsilon(Draws::new(3).unwrap(), 0.05, Conversion::Paper).unwrap();
     assert_eq!(got, want);
     // σ = ∞: the accountant gives the covariance-only ε, the attack refuses.
     let inf = MiaConfig { scale: f64::INFINITY, ..cfg };

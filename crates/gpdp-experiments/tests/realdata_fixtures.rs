@@ -8,11 +8,12 @@ use std::io::BufReader;
 use std::path::PathBuf;
 
 use gpdp_experiments::realdata::hexbin::HexbinSpec;
+use gpdp_experiments::realdata::join::join;
 use gpdp_experiments::realdata::pipeline::YearData;
-use gpdp_experiments::realdata::postcodes::{PostcodeColumns, PostcodeLookup, join};
+use gpdp_experiments::realdata::postcodes::{PostcodeColumns, PostcodeLookup};
 use gpdp_experiments::realdata::ppd::{PpdCounts, PpdFilter, PpdRecord, read_ppd};
 use gpdp_experiments::realdata::response::ResponseTransform;
-use gpdp_experiments::realdata::{Error, Result};
+use gpdp_experiments::{Error, Result};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/realdata")

@@ -7,9 +7,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gpdp::{Conversion, Kernel, KernelKind, ReleaseParams};
+use gpdp::{Conversion, Draws, Kernel, KernelKind, ReleaseParams};
 
-fn cases() -> Vec<(&'static str, ReleaseParams, u64, f64)> {
+fn cases() -> Vec<(&'static str, ReleaseParams, Draws, f64)> {
     let fig3 = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 10, 1.0, 5.0);
     let mut noisy = ReleaseParams::new(
         Kernel::new(KernelKind::Matern52, 0.5).unwrap(),
@@ -22,9 +22,9 @@ fn cases() -> Vec<(&'static str, ReleaseParams, u64, f64)> {
     let cov_only =
         ReleaseParams::new(Kernel::exponential(0.5).unwrap(), "box:0,1,0,1".parse().unwrap(), 400, 5.0, f64::INFINITY);
     vec![
-        ("fig3_exp1d_n10_L3", fig3, 3, 0.05),
-        ("matern52_2d_n1000_eta", noisy, 1, 1e-5),
-        ("exp2d_n400_sigma_inf", cov_only, 10, 1e-5),
+        ("fig3_exp1d_n10_L3", fig3, Draws::new(3).unwrap(), 0.05),
+        ("matern52_2d_n1000_eta", noisy, Draws::ONE, 1e-5),
+        ("exp2d_n400_sigma_inf", cov_only, Draws::new(10).unwrap(), 1e-5),
     ]
 }
 

@@ -19,10 +19,10 @@
 
 use faer::{Mat, Side};
 
-use crate::data::Dataset;
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
-use crate::points::Points;
+use crate::model::data::Dataset;
+use crate::model::kernel::Kernel;
+use crate::model::points::Points;
 use crate::posterior::Posterior;
 
 fn log_det_pd(m: &Mat<f64>) -> Option<f64> {

@@ -20,6 +20,17 @@ pub enum Error {
         requirement: &'static str,
     },
 
+    /// A malformed setting given as text (a grid size, a lattice, …).
+    #[error("{name} '{value}': {reason}")]
+    Setting {
+        /// The setting, e.g. "grid".
+        name: &'static str,
+        /// The text as given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
     /// A sensitivity lemma was requested where its hypotheses do not hold.
     #[error("sensitivity bound {lemma} is not valid here: {reason}")]
     InvalidLemma {
@@ -63,9 +74,21 @@ pub enum Error {
     #[error("not supported: {0}")]
     Unsupported(String),
 
+    /// The guarantee would exceed the budget the caller allowed.
+    #[error("{0}")]
+    BudgetExceeded(String),
+
+    /// Input that could not be read (a file, a table), with where and why.
+    #[error("{0}")]
+    Input(String),
+
     /// The operating system could not provide entropy for a private release.
     #[error("entropy: {0}")]
     Entropy(String),
+
+    /// A malformed grid of values (sizes, bounds or non-finite values).
+    #[error("grid: {0}")]
+    Grid(String),
 
     /// A problem too large to hold in memory, or another resource limit.
     #[error("too large: {0}")]

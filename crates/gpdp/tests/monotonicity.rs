@@ -11,7 +11,7 @@ use proptest::prelude::*;
 fn eps(kind: KernelKind, dom: &str, n: usize, r: f64, s: f64, eta: f64, l: u64, delta: f64, conv: Conversion) -> f64 {
     let mut p = ReleaseParams::new(Kernel::new(kind, 0.5).unwrap(), dom.parse().unwrap(), n, r, s);
     p.gp_noise = eta;
-    p.check().unwrap().epsilon(l, delta, conv).unwrap().epsilon
+    p.check().unwrap().epsilon(gpdp::Draws::new(l).unwrap(), delta, conv).unwrap().epsilon
 }
 
 fn kernel_domain() -> impl Strategy<Value = (KernelKind, &'static str)> {
@@ -67,9 +67,9 @@ proptest! {
         let (r, s, delta) = (10f64.powf(log_r), 10f64.powf(log_s), 10f64.powf(log_delta));
         let rel = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 100, r, s).check().unwrap();
         for conv in [Conversion::Paper, Conversion::Improved] {
-            let e = rel.epsilon(l, delta, conv).unwrap();
+            let e = rel.epsilon(gpdp::Draws::new(l).unwrap(), delta, conv).unwrap();
             prop_assume!(!e.epsilon_clamped_at_zero);
-            let d = rel.delta(l, e.epsilon, conv).unwrap();
+            let d = rel.delta(gpdp::Draws::new(l).unwrap(), e.epsilon, conv).unwrap();
             // δ(ε(δ)) ≤ δ (up to the optimiser's tolerance on α).
             prop_assert!(d.delta <= delta * (1.0 + 1e-6), "{conv}: δ(ε(δ)) = {} > {delta}", d.delta);
         }

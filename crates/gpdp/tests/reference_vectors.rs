@@ -24,7 +24,7 @@ fn matches_independent_implementation() {
         p.gp_noise = f("gp_noise");
         let conv: Conversion = r["conversion"].parse().unwrap();
         let release = p.check().unwrap();
-        let rep = release.epsilon(f("draws") as u64, f("delta"), conv).unwrap();
+        let rep = release.epsilon(gpdp::Draws::new(f("draws") as u64).unwrap(), f("delta"), conv).unwrap();
         let c = &rep.components[0];
         let ctx = format!("{r:?}");
         assert_eq!(c.sensitivity_source.label(), r["sensitivity_source"], "{ctx}");
@@ -62,8 +62,8 @@ fn matches_authors_code_with_proven_constants() {
     ];
     for (dom, n, r, s, l, delta, want) in cases {
         let rel = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), dom.parse().unwrap(), n, r, s).check().unwrap();
-        let e = rel.epsilon(l, delta, Conversion::Paper).unwrap().epsilon;
+        let e = rel.epsilon(gpdp::Draws::new(l).unwrap(), delta, Conversion::Paper).unwrap().epsilon;
         assert!((e - want).abs() / want < 1e-9, "{dom} n={n}: {e} vs {want}");
-        assert!(rel.epsilon(l, delta, Conversion::Improved).unwrap().epsilon < e);
+        assert!(rel.epsilon(gpdp::Draws::new(l).unwrap(), delta, Conversion::Improved).unwrap().epsilon < e);
     }
 }

@@ -7,10 +7,14 @@
 //! standard error √((C_ii C_jj + C_ij²)/N).
 
 use faer::Mat;
-use gpdp::{
-    Dataset, DenseSampler, Kernel, KernelKind, Lattice, LatticeSampler, Points, Posterior, Process, ReleaseRng,
-    SamplePath, Sampler,
-};
+use std::sync::Arc;
+
+use gpdp::nonprivate::{DenseSampler, Lattice, LatticePlan, LatticeSampler, Process, SamplePath, Sampler};
+use gpdp::{Dataset, Draws, Kernel, KernelKind, Points, Posterior, ReleaseRng};
+
+fn draws(l: u64) -> Draws {
+    Draws::new(l).unwrap()
+}
 
 fn moments(draws: &[Vec<f64>]) -> (Vec<f64>, Mat<f64>) {
     let n = draws.len() as f64;
@@ -57,9 +61,9 @@ fn dense_draws_have_the_posterior_moments() {
     let post = Posterior::fit(Kernel::exponential(0.3).unwrap(), &data_1d(), 0.4).unwrap();
     let q = Points::from_1d(&[0.0, 0.2, 0.35, 0.5, 0.95]);
     for (sigma, eta) in [(1.0, 0.0), (0.7, 0.5)] {
-        let p = Process::new(&post, sigma, eta).unwrap();
+        let p = Process::new(post.clone(), sigma, eta).unwrap();
         let mut rng = ReleaseRng::seeded(11);
-        let s = DenseSampler::new(p).sample(&q, 20_000, &mut rng).unwrap();
+        let s = DenseSampler::new(p.clone()).sample(&q, draws(20_000), &mut rng).unwrap();
         assert!(s.jitter > 0.0 && s.jitter < 1e-9);
         let (mu, c) = exact(&p, &q, s.jitter);
         check(&s.values, &mu, &c, &format!("dense σ={sigma} η={eta}"));
@@ -69,7 +73,7 @@ fn dense_draws_have_the_posterior_moments() {
 #[test]
 fn sample_path_in_two_batches_has_the_joint_law_of_one_batch() {
     let post = Posterior::fit(Kernel::new(KernelKind::Matern32, 0.25).unwrap(), &data_1d(), 0.3).unwrap();
-    let p = Process::new(&post, 0.8, 0.3).unwrap();
+    let p = Process::new(post, 0.8, 0.3).unwrap();
     let first = Points::from_1d(&[0.1, 0.5, 0.6]);
     let second = Points::from_1d(&[0.55, 0.9, 0.1]); // 0.1 repeats a revealed point
     let all = Points::from_1d(&[0.1, 0.5, 0.6, 0.55, 0.9]);
@@ -77,7 +81,7 @@ fn sample_path_in_two_batches_has_the_joint_law_of_one_batch() {
     let mut joint = Vec::new();
     let mut jitter = 0.0;
     for _ in 0..20_000 {
-        let mut path = SamplePath::new(p, 10);
+        let mut path = SamplePath::new(p.clone(), 10);
         jitter = path.jitter();
         let a = path.eval(&first, &mut rng).unwrap();
         let b = path.eval(&second, &mut rng).unwrap();
@@ -95,13 +99,13 @@ fn sample_path_in_two_dimensions() {
     let x = Points::from_rows(&[[0.1, 0.1], [0.4, 0.8], [0.9, 0.3], [0.5, 0.5]]).unwrap();
     let d = Dataset::new(x, vec![1.0, -0.5, 0.2, 0.7]).unwrap();
     let post = Posterior::fit(Kernel::exponential(0.5).unwrap(), &d, 0.5).unwrap();
-    let p = Process::new(&post, 1.0, 0.0).unwrap();
+    let p = Process::new(post.clone(), 1.0, 0.0).unwrap();
     let mut rng = ReleaseRng::seeded(9);
     let mut joint = Vec::new();
     let q1 = Points::from_rows(&[[0.0, 0.0], [0.5, 0.5]]).unwrap();
     let q2 = Points::from_rows(&[[1.0, 1.0], [0.2, 0.9]]).unwrap();
     for _ in 0..10_000 {
-        let mut path = SamplePath::new(p, 4);
+        let mut path = SamplePath::new(p.clone(), 4);
         let mut v = path.eval(&q1, &mut rng).unwrap();
         v.extend(path.eval(&q2, &mut rng).unwrap());
         joint.push(v);
@@ -114,7 +118,8 @@ fn sample_path_in_two_dimensions() {
 #[test]
 fn lattice_sampler_is_exact_on_a_grid() {
     // Covariates and query points on the lattice of a 9×7 grid refined ×2 over [0,1]×[0,0.6].
-    let lattice = Lattice::refining(&[0.0, 0.0], &[1.0, 0.6], &[9, 7], 2).unwrap();
+    let lattice = Lattice::new(vec![0.0, 0.0], vec![1.0, 0.6], vec![17, 13]).unwrap();
+    let plan = Arc::new(LatticePlan::new(&Kernel::exponential(0.3).unwrap(), lattice.clone()).unwrap());
     let h = [1.0 / 16.0, 0.6 / 12.0];
     let x = Points::from_rows(&[
         [3.0 * h[0], 2.0 * h[1]],
@@ -129,34 +134,34 @@ fn lattice_sampler_is_exact_on_a_grid() {
         Points::from_rows(&[[0.0, 0.0], [3.0 * h[0], 2.0 * h[1]], [0.5, 0.3], [1.0, 0.6], [5.0 * h[0], 12.0 * h[1]]])
             .unwrap();
     for (sigma, eta) in [(1.0, 0.0), (0.6, 0.4)] {
-        let p = Process::new(&post, sigma, eta).unwrap();
-        let s = LatticeSampler::new(p, lattice.clone()).unwrap();
-        assert!(s.embedding_shift() <= 1e-12);
+        let p = Process::new(post.clone(), sigma, eta).unwrap();
+        let s = LatticeSampler::new(p.clone(), Arc::clone(&plan)).unwrap();
         let mut rng = ReleaseRng::seeded(3);
-        let out = s.sample(&q, 20_000, &mut rng).unwrap();
-        let (mu, c) = exact(&p, &q, 0.0);
+        let out = s.sample(&q, draws(20_000), &mut rng).unwrap();
+        assert_eq!(out.jitter, p.jitter(q.len()));
+        let (mu, c) = exact(&p, &q, out.jitter);
         check(&out.values, &mu, &c, &format!("lattice σ={sigma} η={eta}"));
     }
     // Off-lattice covariates or query points are refused (the caller falls back).
     let off = Dataset::new(Points::from_rows(&[[0.3, 0.3]]).unwrap(), vec![0.0]).unwrap();
     let post2 = Posterior::fit(Kernel::exponential(0.3).unwrap(), &off, 0.6).unwrap();
-    assert!(LatticeSampler::new(Process::new(&post2, 1.0, 0.0).unwrap(), lattice.clone()).is_err());
+    assert!(LatticeSampler::new(Process::new(post2, 1.0, 0.0).unwrap(), plan).is_err());
 }
 
 #[test]
 fn same_seed_same_draws_os_seed_differs() {
     let post = Posterior::fit(Kernel::exponential(0.3).unwrap(), &data_1d(), 0.4).unwrap();
-    let p = Process::new(&post, 1.0, 0.0).unwrap();
+    let p = Process::new(post.clone(), 1.0, 0.0).unwrap();
     let q = Points::from_1d(&[0.1, 0.6]);
-    let a = DenseSampler::new(p).sample(&q, 2, &mut ReleaseRng::seeded(1)).unwrap();
-    let b = DenseSampler::new(p).sample(&q, 2, &mut ReleaseRng::seeded(1)).unwrap();
+    let a = DenseSampler::new(p.clone()).sample(&q, draws(2), &mut ReleaseRng::seeded(1)).unwrap();
+    let b = DenseSampler::new(p.clone()).sample(&q, draws(2), &mut ReleaseRng::seeded(1)).unwrap();
     assert_eq!(a, b);
     let mut os1 = ReleaseRng::from_os().unwrap();
     let mut os2 = ReleaseRng::from_os().unwrap();
     assert!(os1.is_private() && !ReleaseRng::seeded(1).is_private());
     assert_ne!(
-        DenseSampler::new(p).sample(&q, 1, &mut os1).unwrap(),
-        DenseSampler::new(p).sample(&q, 1, &mut os2).unwrap()
+        DenseSampler::new(p.clone()).sample(&q, Draws::ONE, &mut os1).unwrap(),
+        DenseSampler::new(p).sample(&q, Draws::ONE, &mut os2).unwrap()
     );
-    assert!(Process::new(&post, f64::INFINITY, 0.0).is_err());
+    assert!(Process::new(post, f64::INFINITY, 0.0).is_err());
 }

@@ -1,88 +1,169 @@
-//! ε of a candidate θ = (ℓ, r, σ) in the 1-D study (the paper's App. D).
+//! ε of a candidate θ = (ℓ, r, σ) in the excursion studies (the paper's
+//! App. D): every study describes its release to the core accountant
+//! (`gpdp::privacy`) and asks it; nothing here computes a bound.
 //!
-//! L draws of the posterior of the 1-D exponential kernel
-//! k(x, x') = exp(−|x − x'|/ℓ) on Ω = [0, 1], responses |y| ≤ M_Y = 1:
+//! | study | kernel and domain | Δ̂_n |
+//! |---|---|---|
+//! | 1-D (Tables 1–3) | exp(−\|x − x'\|/ℓ) on [0, 1] | Lemma B.7 (forced, as the paper) |
+//! | 2-D (Table 4), real data (Fig. 4) | exp(−‖x − x'‖/ℓ) on [0, 1]² | Lemma B.1 |
 //!
-//! ```text
-//! V̂_n(r) = 1 − κ²·(n − 1)/(n − 1 + r²),  κ = exp(−1/ℓ)        (Prop. 3, exact here)
-//! Δ̂_n(r) = 4·M_Y·√Φ_n(r)                                       (Lemma B.7)
-//! ε_α    ≤ 2ψ_α(V̂/r²) + α(V̂ + r²)Δ̂²/(2σ²(r² − (α−1)V̂))        (Theorem 3.1)
-//! ε(δ)   = min_α L·ε_α + conversion(α, δ)                       (§2, eq. (3))
-//! ```
-//!
-//! σ = 0 (the posterior-mean set) is never private: ε = ∞.
+//! with V̂_n by Proposition 3 (κ = k(diam Ω)), responses |y| ≤ M_Y = 1, L
+//! draws, δ and the conversion of the study. With
+//! [`SensitivityConstants::Published`] the accountant reproduces the
+//! authors' code (Δ̂/√2, not a proven guarantee). σ = 0 (the posterior-mean
+//! set) is never private: ε = ∞.
 
-use gpdp::privacy::bounds::variance_from_kappa;
-use gpdp::privacy::{Conversion, Draws, RdpBound, epsilon_for_delta};
+use gpdp::privacy::{Conversion, SensitivityConstants};
+use gpdp::{
+    Domain, Draws, Kernel, Lemma, Mechanism, MechanismParams, OnUnbounded, PrivacyReport, ReleaseParams,
+    SensitivityChoice,
+};
 use serde::Serialize;
 
-use super::constants::SensitivityConstants;
 use super::search::Candidate;
+
+/// Which study's release model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StudyModel {
+    /// Exponential kernel on Ω = [0, 1], Lemma B.7.
+    Interval,
+    /// Exponential kernel with Euclidean distance on Ω = [0, 1]², Lemma B.1.
+    UnitSquare,
+}
 
 /// Accountant settings shared by every candidate of a study.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Accounting1d {
+pub struct StudyAccounting {
+    /// The release model.
+    pub model: StudyModel,
     /// Training-set size n.
     pub n: usize,
     /// Released paths L.
-    pub draws: u64,
+    pub draws: Draws,
     /// δ of the (ε, δ) statement.
     pub delta: f64,
     /// RDP → (ε, δ) conversion.
     pub conversion: Conversion,
-    /// Constants of Lemma B.7.
+    /// Proven, or the published tables' constants.
     pub constants: SensitivityConstants,
 }
 
-impl Accounting1d {
-    /// ε_L(θ); +∞ when σ = 0 or when the accountant refuses θ.
+impl StudyAccounting {
+    /// The release θ describes, as the core library checks it (M_Y = 1, η = 0).
+    pub fn release_params(&self, c: &Candidate) -> gpdp::Result<ReleaseParams> {
+        let (domain, lemma) = match self.model {
+            StudyModel::Interval => (Domain::interval(0.0, 1.0)?, Lemma::B7),
+            StudyModel::UnitSquare => (Domain::cuboid(vec![0.0, 0.0], vec![1.0, 1.0])?, Lemma::B1),
+        };
+        let mut p = ReleaseParams::new(Kernel::exponential(c.lengthscale)?, domain, self.n, c.ridge, c.scale);
+        p.sensitivity = SensitivityChoice::Lemma(lemma);
+        Ok(p)
+    }
+
+    /// ε_L(θ) with these constants; +∞ when σ = 0 or the accountant refuses θ.
     pub fn epsilon(&self, c: &Candidate) -> f64 {
+        self.epsilon_draws(c, self.draws)
+    }
+
+    /// ε of `draws` paths with these constants; +∞ when σ = 0 or the
+    /// accountant refuses θ.
+    pub fn epsilon_draws(&self, c: &Candidate, draws: Draws) -> f64 {
         if !(c.scale > 0.0) {
             return f64::INFINITY;
         }
-        let kappa = (-1.0 / c.lengthscale).exp();
-        let v = variance_from_kappa(kappa, self.n, c.ridge);
-        let delta_n = self.constants.lemma_b7(v, c.ridge, 1.0);
-        let Ok(bound) = RdpBound::new(v, delta_n, c.ridge, c.scale, 0.0) else {
-            return f64::INFINITY;
-        };
-        epsilon_for_delta(&Draws(&bound, self.draws), self.delta, self.conversion).map_or(f64::INFINITY, |e| e.epsilon)
+        self.release_params(c)
+            .and_then(|p| p.check_study(self.constants))
+            .and_then(|r| r.epsilon(draws, self.delta, self.conversion))
+            .map_or(f64::INFINITY, |r| r.epsilon)
+    }
+
+    /// The proven guarantee of releasing `draws` paths with θ (independent
+    /// of [`Self::constants`]).
+    pub fn proven_report(&self, c: &Candidate, draws: Draws) -> gpdp::Result<PrivacyReport> {
+        self.release_params(c)?.check()?.epsilon(draws, self.delta, self.conversion)
+    }
+
+    /// The mechanism that releases `draws` paths with θ (proven constants;
+    /// the study's data are bounded by construction, so unbounded responses
+    /// are refused rather than clipped). Studies draw their private paths
+    /// through it, exactly as a data holder would.
+    pub fn mechanism(&self, c: &Candidate, draws: Draws) -> gpdp::Result<Mechanism> {
+        let mut p = MechanismParams::new(self.release_params(c)?, self.delta);
+        p.draws = draws;
+        p.conversion = self.conversion;
+        p.on_unbounded = OnUnbounded::Reject;
+        p.check()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpdp::{Domain, Kernel, Lemma, ReleaseParams, SensitivityChoice};
+    use gpdp::privacy::psi;
+
+    /// ε of Theorem 3.1 with the paper's conversion, minimised over a dense
+    /// grid of orders — an independent evaluation of the closed forms
+    /// (SPEC §2.3, §2.5–§2.7), not the library's optimiser.
+    fn closed_form_epsilon(kappa: f64, n: usize, r: f64, s: f64, draws: f64, delta: f64, lemma: Lemma) -> f64 {
+        let q = r * r;
+        let v = 1.0 - kappa * kappa * (n - 1) as f64 / ((n - 1) as f64 + q);
+        let phi = if v >= q { 0.25 / q } else { v / ((v + q) * (v + q)) };
+        let dn = match lemma {
+            Lemma::B7 => 4.0 * phi.sqrt(),
+            _ => 2.0 * (1.0 + ((n - 1) as f64).sqrt() / r) * phi.sqrt(),
+        };
+        let am1_max = q / v;
+        (1..200_000)
+            .map(|i| am1_max * i as f64 / 200_000.0)
+            .map(|am1| {
+                let e = 2.0 * psi(am1, v / q) + (1.0 + am1) * (v + q) * dn * dn / (2.0 * s * s * (q - am1 * v));
+                draws * e + (1.0 / delta).ln() / am1
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
 
     #[test]
-    fn proven_epsilon_is_the_library_release_epsilon() {
-        for (n, l, r, s, draws) in [(100, 0.5, 1.0, 0.5, 1u64), (50, 0.13, 5.0, 2.0, 1), (400, 1.0, 2.0, 1.0, 3)] {
-            let acc = Accounting1d {
+    fn study_epsilon_is_the_papers_closed_form() {
+        for (model, n, l, r, s, draws) in [
+            (StudyModel::Interval, 100, 0.5, 1.0, 0.5, 1u64),
+            (StudyModel::Interval, 400, 1.0, 2.0, 1.0, 3),
+            (StudyModel::UnitSquare, 400, 0.14, 5.7, 0.12, 1),
+            (StudyModel::UnitSquare, 60, 0.3, 1.0, 0.5, 3),
+        ] {
+            let acc = StudyAccounting {
+                model,
                 n,
-                draws,
+                draws: Draws::new(draws).unwrap(),
                 delta: 0.005,
                 conversion: Conversion::Paper,
                 constants: SensitivityConstants::Proven,
             };
             let c = Candidate { lengthscale: l, ridge: r, scale: s };
-            let mut p =
-                ReleaseParams::new(Kernel::exponential(l).unwrap(), Domain::interval(0.0, 1.0).unwrap(), n, r, s);
-            p.sensitivity = SensitivityChoice::Lemma(Lemma::B7);
-            let lib = p.check().unwrap().epsilon(draws, 0.005, Conversion::Paper).unwrap().epsilon;
-            let ours = acc.epsilon(&c);
-            assert!((ours - lib).abs() <= 1e-9 * lib, "{ours} vs {lib}");
+            let (kappa, lemma) = match model {
+                StudyModel::Interval => ((-1.0 / l).exp(), Lemma::B7),
+                StudyModel::UnitSquare => ((-(2f64.sqrt()) / l).exp(), Lemma::B1),
+            };
+            let want = closed_form_epsilon(kappa, n, r, s, draws as f64, 0.005, lemma);
+            let got = acc.epsilon(&c);
+            // The library optimises α exactly; the grid can only be above it.
+            assert!(got <= want * (1.0 + 1e-9) && got >= want * (1.0 - 1e-4), "{model:?}: {got} vs {want}");
+            let report = acc.proven_report(&c, acc.draws).unwrap();
+            assert_eq!(report.epsilon, got);
+            assert_eq!(report.components[0].sensitivity_source, lemma);
             // Published constants: smaller ε (a smaller Δ̂).
-            let publ = Accounting1d { constants: SensitivityConstants::Published, ..acc }.epsilon(&c);
-            assert!(publ < ours);
+            let publ = StudyAccounting { constants: SensitivityConstants::Published, ..acc }.epsilon(&c);
+            assert!(publ < got);
         }
-        let acc = Accounting1d {
+        let acc = StudyAccounting {
+            model: StudyModel::Interval,
             n: 100,
-            draws: 1,
+            draws: Draws::ONE,
             delta: 0.005,
             conversion: Conversion::Paper,
             constants: SensitivityConstants::Proven,
         };
         assert_eq!(acc.epsilon(&Candidate { lengthscale: 0.5, ridge: 1.0, scale: 0.0 }), f64::INFINITY);
+        assert_eq!(acc.epsilon(&Candidate { lengthscale: 0.5, ridge: -1.0, scale: 1.0 }), f64::INFINITY);
     }
 }

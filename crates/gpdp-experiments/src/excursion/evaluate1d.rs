@@ -17,14 +17,15 @@
 //! pair. Per-pair Monte Carlo SDs are population SDs (ddof = 0), as the
 //! authors' code.
 
-use gpdp::ReleaseRng;
-use gpdp::excursion::{best_cutoff, excursion_probability, integrated_bce, iou, vote_set};
+use gpdp::postprocess::excursion::{excursion_probability, vote_set};
+use gpdp::postprocess::metrics::{best_cutoff, integrated_bce, iou};
+use gpdp::{Draws, ReleaseRng};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::error::Result;
 use super::pairs1d::{PairSet1d, pair_seed};
 use super::search::Candidate;
+use crate::error::Result;
 
 /// Per-pair results at one θ.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -86,10 +87,11 @@ fn released_paths(
     set: &PairSet1d,
     j: usize,
     theta: &Candidate,
-    draws: usize,
+    draws: Draws,
     reps: usize,
     seed: u64,
 ) -> Result<Vec<Vec<Vec<f64>>>> {
+    let draws = draws.to_usize()?;
     let (mu, _) = set.posterior(j, theta.lengthscale, theta.ridge)?;
     if !(theta.scale > 0.0) {
         // σ = 0: every "draw" is μ_D (not private; kept for completeness).
@@ -108,14 +110,15 @@ fn released_paths(
 pub fn choose_vote_cutoff(
     set: &PairSet1d,
     theta: &Candidate,
-    draws: usize,
+    draws: Draws,
     reps: usize,
     base: u64,
 ) -> Result<(f64, f64)> {
-    if draws <= 1 {
+    if draws == Draws::ONE {
         return Ok((0.5, f64::NAN));
     }
-    let grid: Vec<f64> = (1..=draws).map(|k| k as f64 / draws as f64).collect();
+    let l = draws.to_usize()?;
+    let grid: Vec<f64> = (1..=l).map(|k| k as f64 / l as f64).collect();
     let t = set.spec.level;
     let per_pair: Vec<Vec<f64>> = (0..set.len())
         .into_par_iter()
@@ -152,7 +155,7 @@ pub struct EvalSettings {
     /// Vote cutoff c of the released set.
     pub vote_cutoff: f64,
     /// Paths per release L.
-    pub draws: usize,
+    pub draws: Draws,
     /// Monte Carlo repetitions B per pair (0: no released-set IoU, NaN).
     pub reps: usize,
     /// Seed of pair 0's draw stream (pair j: [`pair_seed`]`(base, j)`).
@@ -181,7 +184,7 @@ pub fn evaluate_pairs(
             let est: Vec<bool> = p.iter().map(|&q| q >= s.set_cutoff).collect();
             let set_iou = iou(&est, truth, w);
             let (path_iou_mean, path_iou_sd) = if s.reps > 0 {
-                let groups = released_paths(set, j, theta, s.draws.max(1), s.reps, pair_seed(s.seed_base, j))?;
+                let groups = released_paths(set, j, theta, s.draws, s.reps, pair_seed(s.seed_base, j))?;
                 let ious: Vec<f64> = groups.iter().map(|g| iou(&vote_set(g, t, s.vote_cutoff), truth, w)).collect();
                 mean_sd(&ious)
             } else {
@@ -236,15 +239,15 @@ mod tests {
         let ev = evaluate_pairs(
             &set,
             &theta,
-            &EvalSettings { set_cutoff: c, vote_cutoff: 0.5, draws: 1, reps: 20, seed_base: 1, clip: 1e-6 },
+            &EvalSettings { set_cutoff: c, vote_cutoff: 0.5, draws: Draws::ONE, reps: 20, seed_base: 1, clip: 1e-6 },
             &|| {},
         )
         .unwrap();
         assert_eq!(ev[0].set_iou, 1.0);
         assert!(ev[0].path_iou_mean > 0.6 && ev[0].path_iou_mean <= 1.0);
         assert!(ev[0].path_iou_sd >= 0.0);
-        let (vc, _) = choose_vote_cutoff(&set, &theta, 3, 10, 5).unwrap();
+        let (vc, _) = choose_vote_cutoff(&set, &theta, Draws::new(3).unwrap(), 10, 5).unwrap();
         assert!([1.0 / 3.0, 2.0 / 3.0, 1.0].contains(&vc));
-        assert_eq!(choose_vote_cutoff(&set, &theta, 1, 10, 5).unwrap().0, 0.5);
+        assert_eq!(choose_vote_cutoff(&set, &theta, Draws::ONE, 10, 5).unwrap().0, 0.5);
     }
 }

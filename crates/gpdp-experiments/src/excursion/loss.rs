@@ -20,7 +20,7 @@
 //! float → integer conversion. One evaluation costs a few multiply-adds instead of an erfc
 //! and a log.
 
-use super::error::{Result, invalid};
+use crate::error::{Result, invalid};
 
 /// g(u) = −log clip(Φ(u), c, 1 − c), tabulated.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ pub struct ClippedBce {
 
 /// log Φ(u), accurate in both tails.
 fn log_normal_cdf(u: f64) -> f64 {
-    use gpdp::excursion::normal_cdf;
+    use gpdp::postprocess::excursion::normal_cdf;
     if u > 0.0 { (-normal_cdf(-u)).ln_1p() } else { normal_cdf(u).ln() }
 }
 
@@ -64,7 +64,7 @@ impl ClippedBce {
         let (mut lo, mut hi) = (0.0f64, 40.0f64);
         for _ in 0..200 {
             let mid = 0.5 * (lo + hi);
-            if gpdp::excursion::normal_cdf(-mid) > clip { lo = mid } else { hi = mid }
+            if gpdp::postprocess::excursion::normal_cdf(-mid) > clip { lo = mid } else { hi = mid }
         }
         let edge = 0.5 * (lo + hi);
         let n = Self::INTERVALS;
@@ -161,12 +161,12 @@ impl ClippedBce {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpdp::excursion::integrated_bce;
+    use gpdp::postprocess::metrics::integrated_bce;
 
     #[test]
     fn table_matches_exact_loss_and_library_bce() {
         let t = ClippedBce::new(1e-6).unwrap();
-        assert!((gpdp::excursion::normal_cdf(-t.edge) - 1e-6).abs() < 1e-18);
+        assert!((gpdp::postprocess::excursion::normal_cdf(-t.edge) - 1e-6).abs() < 1e-18);
         let mut worst_err = 0.0f64;
         for k in 0..=200_000 {
             let u = -6.0 + 12.0 * k as f64 / 200_000.0;
@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(t.eval(f64::NAN), t.worst());
         // The same number as the library's integrated BCE, for both labels.
         for (s, z) in [(true, 0.3), (false, 0.3), (true, -2.0), (false, -7.0), (true, 9.0)] {
-            let p = gpdp::excursion::normal_cdf(z);
+            let p = gpdp::postprocess::excursion::normal_cdf(z);
             let lib = integrated_bce(&[s], &[p], &[1.0], 1e-6);
             let u = if s { z } else { -z };
             assert!((t.eval(u) - lib).abs() < 1e-10, "s={s} z={z}: {} vs {lib}", t.eval(u));

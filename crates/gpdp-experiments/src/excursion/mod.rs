@@ -1,8 +1,6 @@
 //! Excursion-set utility studies (the paper's §5, App. D; SPEC §4).
 
 pub mod accounting;
-pub mod constants;
-pub mod error;
 pub mod evaluate1d;
 pub mod loss;
 pub mod objective1d;

@@ -22,11 +22,11 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::accounting::Accounting1d;
-use super::error::Result;
+use super::accounting::StudyAccounting;
 use super::loss::ClippedBce;
 use super::pairs1d::PairSet1d;
 use super::search::{Candidate, Objective};
+use crate::error::Result;
 
 /// Standard deviations at or below this use the hard indicator.
 const HARD_SD: f64 = 1e-14;
@@ -36,7 +36,7 @@ const HARD_SD: f64 = 1e-14;
 pub struct Bce1d<'a> {
     set: &'a PairSet1d,
     loss: ClippedBce,
-    accounting: Accounting1d,
+    accounting: StudyAccounting,
     cache: Mutex<HashMap<(i64, i64, i64), f64>>,
 }
 
@@ -46,7 +46,7 @@ fn key(x: f64) -> i64 {
 
 impl<'a> Bce1d<'a> {
     /// The objective on `set` with probability clip `clip` (10⁻⁶ in the paper).
-    pub fn new(set: &'a PairSet1d, clip: f64, accounting: Accounting1d) -> Result<Self> {
+    pub fn new(set: &'a PairSet1d, clip: f64, accounting: StudyAccounting) -> Result<Self> {
         Ok(Bce1d { set, loss: ClippedBce::new(clip)?, accounting, cache: Mutex::new(HashMap::new()) })
     }
 
@@ -56,7 +56,7 @@ impl<'a> Bce1d<'a> {
     }
 
     /// The accountant settings.
-    pub fn accounting(&self) -> &Accounting1d {
+    pub fn accounting(&self) -> &StudyAccounting {
         &self.accounting
     }
 
@@ -160,9 +160,11 @@ impl Objective for Bce1d<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::excursion::constants::SensitivityConstants;
+    use crate::excursion::accounting::StudyModel;
     use crate::excursion::pairs1d::{Mesh1d, PairSpec};
-    use gpdp::excursion::{excursion_probability, integrated_bce};
+    use gpdp::postprocess::excursion::excursion_probability;
+    use gpdp::postprocess::metrics::integrated_bce;
+    use gpdp::privacy::SensitivityConstants;
     use gpdp::{Conversion, Dataset, Kernel, Points, Posterior};
 
     #[test]
@@ -170,9 +172,10 @@ mod tests {
         let mesh = Mesh1d::new(120).unwrap();
         let spec = PairSpec { n: 25, noise: 0.3, generating_lengthscale: 1.0, level: 0.0, rejection: None };
         let set = PairSet1d::generate(&spec, &mesh, 2, 11).unwrap();
-        let acc = Accounting1d {
+        let acc = StudyAccounting {
+            model: StudyModel::Interval,
             n: 25,
-            draws: 1,
+            draws: gpdp::Draws::ONE,
             delta: 0.005,
             conversion: Conversion::Paper,
             constants: SensitivityConstants::Proven,

@@ -23,18 +23,18 @@
 //! non-degenerate excursion set, as the authors' `--target-reject` option
 //! does.
 //!
-//! Posteriors use [`gpdp::markov1d::Markov1d`] (exact Kalman smoothing of the
+//! Posteriors use [`gpdp::nonprivate::Markov1d`] (exact Kalman smoothing of the
 //! Ornstein–Uhlenbeck state-space form, O(n + m) per (ℓ, r)).
 
 use std::sync::Mutex;
 
 use gpdp::ReleaseRng;
-use gpdp::excursion::trapezoid_weights;
-use gpdp::markov1d::{Markov1d, prior_sample};
+use gpdp::nonprivate::{Markov1d, prior_sample};
+use gpdp::postprocess::metrics::trapezoid_weights;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::error::{Error, Result, invalid};
+use crate::error::{Error, Result, invalid};
 
 /// The evaluation mesh on [0, 1].
 #[derive(Debug, Clone, PartialEq, Serialize)]

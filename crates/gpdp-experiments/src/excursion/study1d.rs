@@ -27,17 +27,17 @@
 //! [`summary1d`]: super::summary1d
 //! [`pair_seed`]: super::pairs1d::pair_seed
 
-use gpdp::Conversion;
+use gpdp::privacy::SensitivityConstants;
+use gpdp::{Conversion, Draws};
 use serde::Serialize;
 
-use super::accounting::Accounting1d;
-use super::constants::SensitivityConstants;
-use super::error::{Error, Result, invalid};
+use super::accounting::{StudyAccounting, StudyModel};
 use super::evaluate1d::{EvalSettings, PairEval, choose_set_cutoff, choose_vote_cutoff, evaluate_pairs, unit_grid};
 use super::objective1d::Bce1d;
 use super::pairs1d::{Mesh1d, PairSet1d, PairSpec, TargetRejection};
 use super::search::{Evaluated, SearchResult, SearchSpec, search};
 use super::summary1d::{Selection, Summary1d, summarise};
+use crate::error::{Error, Result, invalid};
 
 /// Offset between the seed bases of the study's random streams.
 pub const STREAM_OFFSET: u64 = 10_000_000;
@@ -68,7 +68,7 @@ pub struct Study1dConfig {
     /// Monte Carlo repetitions B of the release per pair.
     pub draws_per_pair: usize,
     /// Paths per release L.
-    pub draws: usize,
+    pub draws: Draws,
     /// Privacy budget ε₀ (feasible: ε < ε₀).
     pub epsilon_max: f64,
     /// δ.
@@ -122,7 +122,7 @@ impl Default for Study1dConfig {
             target_rejection: None,
             clip: 1e-6,
             draws_per_pair: 50,
-            draws: 1,
+            draws: Draws::ONE,
             epsilon_max: 10.0,
             delta: 0.005,
             conversion: Conversion::Paper,
@@ -161,10 +161,11 @@ impl Study1dConfig {
     }
 
     /// The accountant's settings.
-    pub fn accounting(&self) -> Accounting1d {
-        Accounting1d {
+    pub fn accounting(&self) -> StudyAccounting {
+        StudyAccounting {
+            model: StudyModel::Interval,
             n: self.n,
-            draws: self.draws as u64,
+            draws: self.draws,
             delta: self.delta,
             conversion: self.conversion,
             constants: self.constants,
@@ -180,7 +181,6 @@ impl Study1dConfig {
         count("main pairs", self.pairs, 1, "at least 1")?;
         count("validation pairs", self.validation_pairs, 1, "at least 1")?;
         count("mesh points m", self.mesh_points, 2, "at least 2")?;
-        count("paths per release L", self.draws, 1, "at least 1")?;
         count("draws per pair B", self.draws_per_pair, 1, "at least 1")?;
         count("cutoff grid points", self.cutoff_points, 2, "at least 2")?;
         count("top-k anchors", self.search.top_k, 1, "at least 1")?;

@@ -23,14 +23,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-use gpdp::excursion::{
-    best_cutoff, cell_area_weights, excursion_probability, gaussian_smooth, integrated_bce, iou, median_iqr,
-};
-use gpdp::privacy::bounds::variance_from_kappa;
-use gpdp::privacy::{Conversion, Draws, RdpBound, epsilon_for_delta};
-use gpdp::{Dataset, DenseSampler, Kernel, Points, Posterior, Process, ReleaseRng, Sampler};
+use gpdp::postprocess::excursion::excursion_probability;
+use gpdp::postprocess::metrics::{best_cutoff, cell_area_weights, integrated_bce, iou, median_iqr};
+use gpdp::postprocess::smoothing::gaussian_smooth;
+use gpdp::privacy::{Conversion, SensitivityConstants};
+use gpdp::{Dataset, Draws, Kernel, Points, Posterior, Query, ReleaseRng};
 
-use super::constants::SensitivityConstants;
+use super::accounting::{StudyAccounting, StudyModel};
 use super::search::{Candidate, Memo, Objective, SearchResult, SearchSpec, search};
 use crate::plume::{PlumeConfig, PlumeField};
 
@@ -59,7 +58,7 @@ pub struct Study2dConfig {
     /// Path grid points per axis (private paths) [40].
     pub path_grid: usize,
     /// Private paths per evaluation world [50].
-    pub paths_per_world: usize,
+    pub paths_per_world: Draws,
     /// Gaussian smoothing of released paths, in path-grid cells [2].
     pub smooth_px: f64,
     /// ε₀ [10].
@@ -92,7 +91,7 @@ impl Study2dConfig {
             eval_grid: 80,
             search_grid: 40,
             path_grid: 40,
-            paths_per_world: 50,
+            paths_per_world: Draws::new(50).expect("50 ≥ 1"),
             smooth_px: 2.0,
             epsilon_max: 10.0,
             delta: (n as f64).powf(-1.1),
@@ -187,18 +186,29 @@ pub fn worlds(cfg: &Study2dConfig, stream: u64, count: usize) -> Vec<World> {
         .collect()
 }
 
-/// ε of θ for the study's release (B.1, κ = exp(−√2/ℓ), L = 1).
-pub fn epsilon(cfg: &Study2dConfig, c: &Candidate) -> f64 {
-    if c.scale <= 0.0 {
-        return f64::INFINITY;
+impl Study2dConfig {
+    /// The study's accountant: exponential kernel on [0, 1]², Lemma B.1,
+    /// κ = exp(−√2/ℓ), one path.
+    pub fn accounting(&self) -> StudyAccounting {
+        StudyAccounting {
+            model: StudyModel::UnitSquare,
+            n: self.n,
+            draws: gpdp::Draws::ONE,
+            delta: self.delta,
+            conversion: self.conversion,
+            constants: self.constants,
+        }
     }
-    let kappa = (-(2f64.sqrt()) / c.lengthscale).exp();
-    let v = variance_from_kappa(kappa, cfg.n, c.ridge);
-    let d = cfg.constants.lemma_b1(v, cfg.n, c.ridge, 1.0) * (1.0 + 16.0 * f64::EPSILON);
-    RdpBound::new(v, d, c.ridge, c.scale, 0.0)
-        .ok()
-        .and_then(|b| epsilon_for_delta(&Draws(&b, 1), cfg.delta, cfg.conversion).ok())
-        .map_or(f64::INFINITY, |e| e.epsilon)
+}
+
+/// The m × m path grid over [0, 1]² as a release query.
+pub fn path_query(m: usize) -> gpdp::Result<Query> {
+    Ok(Query::Grid(gpdp::Grid::new(vec![0.0, 0.0], vec![1.0, 1.0], vec![m, m])?))
+}
+
+/// ε of θ for the study's release ([`Study2dConfig::accounting`]).
+pub fn epsilon(cfg: &Study2dConfig, c: &Candidate) -> f64 {
+    cfg.accounting().epsilon(c)
 }
 
 /// Posterior mean and normalised variance on the evaluation grid.
@@ -340,8 +350,10 @@ pub fn run(cfg: &Study2dConfig, progress: &(dyn Fn(&str, usize, usize) + Sync)) 
             / val_p.len().max(1) as f64
     });
 
-    // Evaluation worlds.
-    let path_grid = unit_grid(cfg.path_grid);
+    // Evaluation worlds; the private paths are released by the mechanism of θ_priv.
+    let mechanism = cfg.accounting().mechanism(&tp, cfg.paths_per_world).ok()?;
+    let path_query = path_query(cfg.path_grid).ok()?;
+    let path_grid = path_query.points().clone();
     let w_path = cell_area_weights(cfg.path_grid, cfg.path_grid, (0.0, 1.0), (0.0, 1.0));
     let done = std::sync::atomic::AtomicUsize::new(0);
     let rows: Vec<WorldRow> = (0..cfg.eval_worlds)
@@ -361,11 +373,9 @@ pub fn run(cfg: &Study2dConfig, progress: &(dyn Fn(&str, usize, usize) + Sync)) 
             let bce_p = integrated_bce(&w.truth_eval, &probs_p, &w_eval, 1e-6);
             let set_u: Vec<bool> = probs_u.iter().map(|q| *q >= cutoff).collect();
             let iou_u = iou(&set_u, &w.truth_eval, &w_eval);
-            let process = Process::new(&pp, tp.scale, 0.0).ok()?;
             let mut rng = ReleaseRng::seeded(cfg.seed.wrapping_add(0xabc).wrapping_add(7919 * j as u64));
-            let paths = DenseSampler::new(process).sample(&path_grid, cfg.paths_per_world, &mut rng).ok()?;
+            let paths = mechanism.release(&w.data, &path_query, &mut rng).ok()?.paths;
             let ious: Vec<f64> = paths
-                .values
                 .iter()
                 .map(|f| {
                     let s = gaussian_smooth(f, cfg.path_grid, cfg.path_grid, cfg.smooth_px, 3.0);
@@ -426,7 +436,7 @@ mod tests {
         c.eval_grid = 20;
         c.search_grid = 20;
         c.path_grid = 12;
-        c.paths_per_world = 5;
+        c.paths_per_world = Draws::new(5).unwrap();
         c.plume.reference_grid = 40;
         c.spec.lengthscales = vec![0.1, 0.3];
         c.spec.ridges = vec![0.5, 3.0, 8.0];
@@ -463,8 +473,11 @@ mod tests {
             for w in &ws {
                 let p = Posterior::fit(Kernel::exponential(0.2).unwrap(), &w.data, 1.0).unwrap();
                 let (m, v) = (p.mean(&grid).unwrap(), p.variance(&grid).unwrap());
-                let probs: Vec<f64> =
-                    m.iter().zip(&v).map(|(m, v)| gpdp::excursion::normal_cdf(m / (s * v.sqrt()))).collect();
+                let probs: Vec<f64> = m
+                    .iter()
+                    .zip(&v)
+                    .map(|(m, v)| gpdp::postprocess::excursion::normal_cdf(m / (s * v.sqrt())))
+                    .collect();
                 total += integrated_bce(&w.truth_search, &probs, &wts, 1e-6);
             }
             assert!((got[k] - total / 2.0).abs() < 1e-12);

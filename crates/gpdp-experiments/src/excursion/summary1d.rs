@@ -8,14 +8,15 @@
 //! ```
 //!
 //! Quartiles interpolate linearly between order statistics (numpy's
-//! default, `gpdp::excursion::median_iqr`).
+//! default, `gpdp::postprocess::metrics::median_iqr`).
 
-use gpdp::excursion::median_iqr;
+use gpdp::postprocess::metrics::median_iqr;
 use serde::Serialize;
 
-use super::constants::SensitivityConstants;
 use super::evaluate1d::PairEval;
 use super::search::Candidate;
+use gpdp::Draws;
+use gpdp::privacy::SensitivityConstants;
 
 /// q25, median, q75 over pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -65,7 +66,7 @@ pub struct Summary1d {
     /// NSR = M_ξ/(1 − M_ξ).
     pub nsr: f64,
     /// Paths per release L.
-    pub draws: usize,
+    pub draws: Draws,
     /// Privacy budget ε₀ of the constrained search.
     pub epsilon_max: f64,
     /// Sensitivity constants used for every ε.
@@ -95,7 +96,7 @@ pub struct Summary1d {
 pub fn summarise(
     n: usize,
     noise: f64,
-    draws: usize,
+    draws: Draws,
     epsilon_max: f64,
     constants: SensitivityConstants,
     unconstrained: Selection,
@@ -205,9 +206,9 @@ pub fn format_iou(q: &Quartiles) -> String {
 }
 
 /// The column headers of [`markdown_table`] (the paper's Tables 1–3).
-pub fn headers(with_n: bool, draws: usize, epsilon_max: f64) -> Vec<String> {
+pub fn headers(with_n: bool, draws: Draws, epsilon_max: f64) -> Vec<String> {
     let e0 = format!("{epsilon_max}");
-    let path = if draws == 1 { "1-path".to_string() } else { format!("{draws}-path") };
+    let path = if draws == Draws::ONE { "1-path".to_string() } else { format!("{draws}-path") };
     let mut h = vec![];
     if with_n {
         h.push("\\|D\\|".to_string());
@@ -252,7 +253,7 @@ pub fn row_cells(s: &Summary1d, with_n: bool) -> Vec<String> {
 /// (and a |D| column first when `with_n`). Rows must share L and ε₀ (the
 /// headers use the first row's).
 pub fn markdown_table(rows: &[Summary1d], with_n: bool) -> String {
-    let (draws, e0) = rows.first().map_or((1, 10.0), |s| (s.draws, s.epsilon_max));
+    let (draws, e0) = rows.first().map_or((Draws::ONE, 10.0), |s| (s.draws, s.epsilon_max));
     let h = headers(with_n, draws, e0);
     let mut out = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
     for s in rows {
@@ -318,8 +319,17 @@ mod tests {
             vote_cutoff: 0.5,
             vote_cutoff_validation_iou: f64::NAN,
         };
-        let s =
-            summarise(100, 0.5, 1, 10.0, SensitivityConstants::Proven, sel(0.3, 63.6), sel(1.0, 9.9), &star, &priv_);
+        let s = summarise(
+            100,
+            0.5,
+            Draws::ONE,
+            10.0,
+            SensitivityConstants::Proven,
+            sel(0.3, 63.6),
+            sel(1.0, 9.9),
+            &star,
+            &priv_,
+        );
         assert_eq!(s.nsr, 1.0);
         assert_eq!(s.d_eff_unconstrained, q(8.5, 9.0, 9.5));
         // Relative BCE increase per pair: 0.5, 0, −0.25.

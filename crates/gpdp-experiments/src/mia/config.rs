@@ -1,9 +1,9 @@
 //! The attack's configuration (SPEC §3) and its validation.
 
-use gpdp::Conversion;
+use gpdp::{Conversion, Draws};
 use serde::Serialize;
 
-use super::error::{Error, Result, invalid};
+use crate::error::{Error, Result, invalid};
 
 /// How the non-target covariates are drawn on Ω = [0, 1].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -95,8 +95,8 @@ pub struct MiaConfig {
     pub ridge: f64,
     /// Kernel scale σ: finite and > 0 (σ = ∞ is refused, see [`MiaConfig::validate`]).
     pub scale: f64,
-    /// Number of released posterior draws L ≥ 1.
-    pub draws: usize,
+    /// Number of released posterior draws L.
+    pub draws: Draws,
     /// Label-noise bound M_ξ ∈ [0, 1).
     pub label_noise: f64,
     /// Target covariate x₀ ∈ [0, 1].
@@ -132,7 +132,7 @@ impl Default for MiaConfig {
             lengthscale: 1.0,
             ridge: 0.1,
             scale: 0.5,
-            draws: 3,
+            draws: Draws::new(3).expect("3 ≥ 1"),
             label_noise: 0.0,
             target_x: 0.5,
             target_y: 1.0,
@@ -191,7 +191,7 @@ impl MiaConfig {
             ));
         }
         positive("scale σ", self.scale)?;
-        count("draws L", self.draws, 1)?;
+        self.draws.to_usize()?;
         if !(self.label_noise >= 0.0 && self.label_noise < 1.0) {
             return Err(invalid("label noise M_ξ", self.label_noise, "in [0, 1)"));
         }
@@ -246,7 +246,6 @@ mod tests {
             (MiaConfig { scale: 0.0, ..d.clone() }, "scale σ"),
             (MiaConfig { scale: f64::NAN, ..d.clone() }, "scale σ"),
             (MiaConfig { scale: f64::INFINITY, ..d.clone() }, "scale σ"),
-            (MiaConfig { draws: 0, ..d.clone() }, "draws L"),
             (MiaConfig { label_noise: 1.0, ..d.clone() }, "label noise M_ξ"),
             (MiaConfig { label_noise: -0.1, ..d.clone() }, "label noise M_ξ"),
             (MiaConfig { target_x: 1.5, ..d.clone() }, "target x₀"),

@@ -18,9 +18,9 @@
 
 use serde::Serialize;
 
-use super::error::{Error, Result};
 use super::numeric::{LN_SQRT_2PI, exp_neg, mean_var, quantile_sorted};
 use super::optim::{LbfgsOptions, minimize};
+use crate::error::{Error, Result};
 
 /// A two-component Gaussian mixture Σ_j ω_j N(m_j, τ_j²).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

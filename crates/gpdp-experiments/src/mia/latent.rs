@@ -67,10 +67,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::config::FitOptions;
-use super::error::{Error, Result};
 use super::gmm::{EmOptions, Gmm2};
 use super::numeric::{LN_SQRT_2PI, exp_neg, mean_var, quantile_sorted};
 use super::optim::{LbfgsOptions, minimize};
+use crate::error::{Error, Result};
 
 /// Half-width of the z range (mass outside: 2Φ(−8.5) ≈ 2e-17).
 const Z_MAX: f64 = 8.5;

@@ -25,7 +25,6 @@
 
 pub mod config;
 pub mod data;
-pub mod error;
 pub mod gmm;
 pub mod latent;
 pub mod numeric;
@@ -36,7 +35,6 @@ pub mod run;
 pub mod stats;
 
 pub use config::{Design, FitOptions, MiaConfig};
-pub use error::{Error, Result};
 pub use gmm::{Gmm2, GmmFit};
 pub use latent::{LatentFit, LatentTanhMixture, fit_latent};
 pub use roc::{AttackMetrics, Roc, TprAtFpr};

@@ -1,16 +1,16 @@
 //! The whole attack: simulate, fit, score, evaluate, repeat; and sweeps.
 
-use gpdp::{Domain, Kernel, Lemma, PrivacyReport, ReleaseParams, SensitivityChoice};
+use gpdp::{Domain, Draws, Kernel, Lemma, PrivacyReport, ReleaseParams, SensitivityChoice};
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::config::MiaConfig;
 use super::data::{Stream, item_rng, repeat_key};
-use super::error::{Error, Result};
 use super::gmm::{EmOptions, Gmm2, GmmFit};
 use super::latent::{LatentFit, LatentTanhMixture, fit_latent};
 use super::roc::{AttackMetrics, Roc, evaluate, roc_curve};
 use super::stats::{SampleSet, simulate};
+use crate::error::{Error, Result};
 
 /// The (ε, δ) guarantee of the release the attack observes: L draws of the
 /// posterior of the 1-D exponential kernel on Ω = [0, 1] with Lemma B.7
@@ -26,7 +26,7 @@ pub fn release_privacy(cfg: &MiaConfig) -> Result<PrivacyReport> {
         cfg.scale,
     );
     p.sensitivity = SensitivityChoice::Lemma(Lemma::B7);
-    Ok(p.check()?.epsilon(cfg.draws as u64, cfg.delta, cfg.conversion)?)
+    Ok(p.check()?.epsilon(cfg.draws, cfg.delta, cfg.conversion)?)
 }
 
 /// Mean and standard deviation over repetitions (population SD, ddof = 0,
@@ -174,7 +174,7 @@ pub struct SweepRow {
     /// σ.
     pub scale: f64,
     /// L.
-    pub draws: usize,
+    pub draws: Draws,
     /// ε(δ) of the release.
     pub epsilon: f64,
     /// The optimal Rényi order behind ε.
@@ -196,7 +196,7 @@ pub struct SweepSpec {
     /// Scales σ.
     pub scales: Vec<f64>,
     /// Draws L.
-    pub draws: Vec<usize>,
+    pub draws: Vec<Draws>,
 }
 
 fn em_options(cfg: &MiaConfig) -> EmOptions {
@@ -347,7 +347,7 @@ fn run_repeat(cfg: &MiaConfig, k: usize, keep: bool) -> Result<(RepeatResult, Op
 fn check_ridge_underflow(cfg: &MiaConfig) -> Result<()> {
     let r2 = cfg.ridge * cfg.ridge;
     if !r2.is_normal() {
-        return Err(super::error::invalid("ridge r", cfg.ridge, "large enough that r² is a normal f64 (r > 1e-154)"));
+        return Err(crate::error::invalid("ridge r", cfg.ridge, "large enough that r² is a normal f64 (r > 1e-154)"));
     }
     Ok(())
 }

@@ -85,7 +85,7 @@ pub fn simulate(cfg: &MiaConfig, key: &[u8; 32], stream: Stream, count: usize) -
         Stream::ShadowIn | Stream::EvalIn | Stream::FitIn => Hypothesis::In,
         _ => Hypothesis::Out,
     };
-    let (n, l) = (cfg.n, cfg.draws);
+    let (n, l) = (cfg.n, cfg.draws.get() as usize);
     let rows: Vec<(f64, f64, f64, f64)> = (0..count)
         .into_par_iter()
         .with_min_len(256)
@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn simulated_statistics_have_the_release_distribution() {
         // Given (μ, v), f̂ − μ ~ N(0, σ²v/L): check the standardised residuals.
-        let cfg = MiaConfig { draws: 4, scale: 2.0, ..MiaConfig::default() };
+        let cfg = MiaConfig { draws: gpdp::Draws::new(4).unwrap(), scale: 2.0, ..MiaConfig::default() };
         let key = super::super::data::repeat_key(5, 0);
         let s = simulate(&cfg, &key, Stream::ShadowOut, 4000);
         let zs: Vec<f64> =

@@ -57,7 +57,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::error::{Error, Result, invalid};
+use crate::error::{Error, Result, invalid};
 
 /// How the rows of hexagons are spaced (see the module documentation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

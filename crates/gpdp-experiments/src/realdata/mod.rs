@@ -8,7 +8,8 @@
 //!    existing leasehold flats, price > 0, postcode present), with counts
 //!    of rows read, kept and rejected by reason;
 //! 2. [`postcodes`]: stream a postcode directory (ONSPD / NSPL /
-//!    Code-Point), keep the coordinates of the postcodes sold, inner-join;
+//!    Code-Point), keep the coordinates of the postcodes sold; [`join`]:
+//!    inner-join the sales with it;
 //! 3. [`hexbin`]: bin (easting, northing, ln price) onto a hexagonal
 //!    lattice, median per cell;
 //! 4. [`response`]: y = clip(median − t, −B, B)/B, centres to [0, 1]²;
@@ -16,16 +17,13 @@
 //!    ε for the release year's n, [`accounting`]), then the non-private map
 //!    and the private release of posterior sample paths on the release year.
 //!
-//! [`records`] is the streaming CSV record reader both file formats use;
-//! [`error`] the error type (messages name file, line and field).
+//! [`records`] is the streaming CSV record reader both file formats use.
 
 pub mod accounting;
-pub mod error;
 pub mod hexbin;
+pub mod join;
 pub mod pipeline;
 pub mod postcodes;
 pub mod ppd;
 pub mod records;
 pub mod response;
-
-pub use error::{Error, Result};

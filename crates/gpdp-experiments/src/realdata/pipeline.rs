@@ -42,17 +42,20 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use gpdp::excursion::{best_cutoff, excursion_probability, gaussian_smooth, integrated_bce, iou};
+use gpdp::postprocess::excursion::excursion_probability;
+use gpdp::postprocess::metrics::{best_cutoff, integrated_bce, iou};
+use gpdp::postprocess::smoothing::gaussian_smooth;
 use gpdp::privacy::Conversion;
-use gpdp::{Dataset, DenseSampler, Kernel, Points, Posterior, PrivacyReport, Process, ReleaseRng, Sampler};
+use gpdp::{Dataset, Diagnostics, Draws, Kernel, Points, Posterior, PrivacyReport, ReleaseReport, ReleaseRng};
 
-use super::accounting::RealAccounting;
-use super::error::{Error, Result, invalid};
+use super::accounting::real_accounting;
 use super::hexbin::{Hexbin, HexbinSpec, hexbin};
 use super::response::{ResponseTransform, UnitScaling};
-use crate::excursion::constants::SensitivityConstants;
+use crate::error::{Error, Result, invalid};
+use crate::excursion::accounting::StudyAccounting;
 use crate::excursion::search::{Candidate, Objective, SearchResult, SearchSpec, search};
-use crate::excursion::study2d::unit_grid;
+use crate::excursion::study2d::{path_query, unit_grid};
+use gpdp::privacy::SensitivityConstants;
 
 /// Everything the study needs (defaults in parentheses).
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +91,7 @@ pub struct RealConfig {
     /// Grid points per axis of the released paths (default 60).
     pub path_grid: usize,
     /// Released paths L (default 3).
-    pub paths: usize,
+    pub paths: Draws,
     /// Gaussian smoothing of the released paths in grid cells; 0 = off (default 0).
     pub smooth_px: f64,
 }
@@ -111,7 +114,7 @@ impl Default for RealConfig {
             cutoffs: (0..=180).map(|k| 0.05 + 0.005 * k as f64).collect(),
             map_grid: 100,
             path_grid: 60,
-            paths: 3,
+            paths: Draws::new(3).expect("3 ≥ 1"),
             smooth_px: 0.0,
         }
     }
@@ -156,9 +159,6 @@ impl RealConfig {
         }
         if self.map_grid < 2 || self.path_grid < 2 {
             return Err(invalid("grid points per axis", self.map_grid.min(self.path_grid) as f64, "≥ 2"));
-        }
-        if self.paths == 0 {
-            return Err(invalid("paths L", 0.0, "≥ 1"));
         }
         if !(self.smooth_px >= 0.0 && self.smooth_px.is_finite()) {
             return Err(invalid("path smoothing (grid cells)", self.smooth_px, "finite and ≥ 0"));
@@ -280,7 +280,7 @@ pub struct ValidationObjective {
     val_x: Points,
     val_labels: Vec<bool>,
     weights: Vec<f64>,
-    accounting: RealAccounting,
+    accounting: StudyAccounting,
 }
 
 /// BCE clip of p (SPEC §4).
@@ -288,7 +288,7 @@ pub const BCE_CLIP: f64 = 1e-6;
 
 impl ValidationObjective {
     /// The objective for a split of the selection year.
-    pub fn new(sel: &YearData, split: &Split, accounting: RealAccounting) -> Result<Self> {
+    pub fn new(sel: &YearData, split: &Split, accounting: StudyAccounting) -> Result<Self> {
         let train = subset(&sel.data, &split.train)?;
         let val_x = sel.data.x().select(&split.validation);
         let val_labels = split.validation.iter().map(|&i| sel.labels[i]).collect();
@@ -331,7 +331,7 @@ pub struct Selection {
     /// The train/validation split of the selection hexagons.
     pub split: Split,
     /// The accountant (n = release hexagons, L = 1).
-    pub accounting: RealAccounting,
+    pub accounting: StudyAccounting,
     /// Unconstrained search: θ*.
     pub unconstrained: SearchResult,
     /// Constrained search (ε₁ < ε₀): θ_priv.
@@ -348,7 +348,7 @@ pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 /// Step 2: θ*, θ_priv and C on the selection year, ε for `n_release`.
 pub fn select(cfg: &RealConfig, sel: &YearData, n_release: usize, progress: Progress) -> Result<Selection> {
     cfg.validate()?;
-    let accounting = RealAccounting::new(n_release, 1, cfg.delta, cfg.conversion, cfg.constants)?;
+    let accounting = real_accounting(n_release, Draws::ONE, cfg.delta, cfg.conversion, cfg.constants)?;
     let split = split(sel.n(), cfg.validation_fraction, cfg.split_seed)?;
     let obj = ValidationObjective::new(sel, &split, accounting)?;
     let unconstrained = search(&cfg.spec, &obj, None, &|d, t| progress("search (unconstrained)", d, t))
@@ -376,12 +376,11 @@ pub struct ReleaseMaps {
     /// The released paths on the path grid (`path_grid`², x fastest over
     /// [0, 1]²), after the optional smoothing: the private output.
     pub paths: Vec<Vec<f64>>,
-    /// Variance of the data-free jitter the sampler added (0 if none).
-    pub jitter: f64,
-    /// Sampler used.
-    pub method: &'static str,
-    /// Guarantee of all L paths together (proven constants, release n).
-    pub report: PrivacyReport,
+    /// The mechanism's public report of the release (all L paths together;
+    /// proven constants, release n).
+    pub report: ReleaseReport,
+    /// The operator's diagnostics of the release (never publish).
+    pub diagnostics: Diagnostics,
     /// Guarantee of one path.
     pub report_one_path: PrivacyReport,
     /// d_eff = tr(K(K + r²I)⁻¹) at θ* on the release year.
@@ -408,23 +407,21 @@ pub fn release(cfg: &RealConfig, sel: &Selection, rel: &YearData, rng: &mut Rele
     let map = unit_grid(cfg.map_grid);
     let probability = probabilities(&post_u, &map, &[th.scale])?.remove(0);
     let post_p = Posterior::fit(Kernel::exponential(tp.lengthscale)?, &rel.data, tp.ridge)?;
-    let process = Process::new(&post_p, tp.scale, 0.0)?;
-    let grid = unit_grid(cfg.path_grid);
-    let sampled = DenseSampler::new(process).sample(&grid, cfg.paths, rng)?;
+    // The private release: the mechanism of θ_priv for the release year's n.
+    let mechanism = sel.accounting.mechanism(&tp, cfg.paths)?;
+    let released = mechanism.release(&rel.data, &path_query(cfg.path_grid)?, rng)?;
     let m = cfg.path_grid;
     let paths: Vec<Vec<f64>> = if cfg.smooth_px > 0.0 {
-        sampled.values.par_iter().map(|f| gaussian_smooth(f, m, m, cfg.smooth_px, 3.0)).collect()
+        released.paths.par_iter().map(|f| gaussian_smooth(f, m, m, cfg.smooth_px, 3.0)).collect()
     } else {
-        sampled.values.clone()
+        released.paths
     };
-    let report = sel.accounting.proven_report(&tp, cfg.paths as u64)?;
-    let report_one_path = sel.accounting.proven_report(&tp, 1)?;
+    let report_one_path = sel.accounting.proven_report(&tp, Draws::ONE)?;
     Ok(ReleaseMaps {
         probability,
         paths,
-        jitter: sampled.jitter,
-        method: sampled.method,
-        report,
+        report: released.report,
+        diagnostics: released.diagnostics,
         report_one_path,
         deff_unconstrained: post_u.effective_dimension(),
         deff_private: post_p.effective_dimension(),
@@ -504,7 +501,7 @@ mod tests {
         let cfg = tiny();
         let d = YearData::build(2017, &synthetic_points(2, 500), &cfg.hex_select, &cfg.response).unwrap();
         let s = split(d.n(), 0.5, 0).unwrap();
-        let acc = RealAccounting::new(50, 1, None, Conversion::Paper, SensitivityConstants::Proven).unwrap();
+        let acc = real_accounting(50, Draws::ONE, None, Conversion::Paper, SensitivityConstants::Proven).unwrap();
         let obj = ValidationObjective::new(&d, &s, acc).unwrap();
         let got = obj.evaluate(0.2, 1.0, &[0.1, 0.5]);
         let train = subset(&d.data, &s.train).unwrap();
@@ -514,7 +511,8 @@ mod tests {
             for &i in &s.validation {
                 let x = Points::new(d.data.x().row(i).to_vec(), 2).unwrap();
                 let (m, v) = (post.mean(&x).unwrap()[0], post.variance(&x).unwrap()[0]);
-                let p = gpdp::excursion::normal_cdf(m / (sigma * v.sqrt())).clamp(BCE_CLIP, 1.0 - BCE_CLIP);
+                let p =
+                    gpdp::postprocess::excursion::normal_cdf(m / (sigma * v.sqrt())).clamp(BCE_CLIP, 1.0 - BCE_CLIP);
                 total += if d.labels[i] { -p.ln() } else { -(1.0 - p).ln() };
             }
             assert!((got[k] - total / s.validation.len() as f64).abs() < 1e-10);
@@ -539,8 +537,8 @@ mod tests {
         assert_eq!(out.probability.len(), 144);
         assert_eq!((out.paths.len(), out.paths[0].len()), (3, 100));
         assert!((out.report_one_path.epsilon - sel.private.best.epsilon).abs() <= 1e-9 * sel.private.best.epsilon);
-        assert!(out.report.epsilon > out.report_one_path.epsilon);
-        assert_eq!(out.report.components[0].n, r.n());
+        assert!(out.report.privacy.epsilon > out.report_one_path.epsilon);
+        assert_eq!(out.report.privacy.components[0].n, r.n());
         // Reproducible with the same seed.
         let again = release(&cfg, &sel, &r, &mut ReleaseRng::seeded(5)).unwrap();
         assert_eq!(again.paths, out.paths);

@@ -33,9 +33,8 @@ use std::io::BufRead;
 
 use serde::Serialize;
 
-use super::error::{Error, Result};
-use super::ppd::PpdRecord;
 use super::records::RecordReader;
+use crate::error::{Error, Result};
 
 /// Postcode column names tried, in order.
 pub const POSTCODE_COLUMNS: [&str; 4] = ["pcds", "pcd", "pcd2", "postcode"];
@@ -216,32 +215,6 @@ impl PostcodeLookup {
     }
 }
 
-/// What the join did: `matched + unmatched` = sales joined.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct JoinCounts {
-    /// Sales whose postcode has coordinates.
-    pub matched: u64,
-    /// Sales whose postcode is not in the lookup (or had no coordinates).
-    pub unmatched: u64,
-}
-
-/// Inner join: (easting, northing, ln price) of every sale whose postcode
-/// is in the lookup, in input order.
-pub fn join(sales: &[PpdRecord], lookup: &PostcodeLookup) -> (Vec<[f64; 3]>, JoinCounts) {
-    let mut counts = JoinCounts::default();
-    let mut out = Vec::with_capacity(sales.len());
-    for s in sales {
-        match lookup.get(&s.postcode) {
-            Some([x, y]) => {
-                counts.matched += 1;
-                out.push([x, y, (s.price as f64).ln()]);
-            }
-            None => counts.unmatched += 1,
-        }
-    }
-    (out, counts)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,18 +293,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!((l.counts.malformed, l.counts.kept), (2, 1));
-    }
-
-    #[test]
-    fn inner_join_counts_unmatched() {
-        let l = read("pcds,x,y\nA1 1AA,10,20\n", &PostcodeColumns::default(), None).unwrap();
-        let sales = vec![
-            PpdRecord { postcode: "A11AA".into(), price: 100, year: 2018 },
-            PpdRecord { postcode: "A11AB".into(), price: 200, year: 2018 },
-            PpdRecord { postcode: "A11AA".into(), price: 300, year: 2018 },
-        ];
-        let (pts, c) = join(&sales, &l);
-        assert_eq!(c, JoinCounts { matched: 2, unmatched: 1 });
-        assert_eq!(pts, vec![[10.0, 20.0, 100f64.ln()], [10.0, 20.0, 300f64.ln()]]);
     }
 }

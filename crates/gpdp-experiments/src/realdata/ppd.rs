@@ -40,9 +40,9 @@ use std::io::BufRead;
 
 use serde::Serialize;
 
-use super::error::{Error, Result};
 use super::postcodes::normalise_postcode;
 use super::records::RecordReader;
+use crate::error::{Error, Result};
 
 /// Number of fields of a PPD row.
 pub const PPD_FIELDS: usize = 16;

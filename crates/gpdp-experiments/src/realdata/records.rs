@@ -22,7 +22,7 @@
 
 use std::io::BufRead;
 
-use super::error::{Error, Result, io};
+use crate::error::{Error, Result, io};
 
 /// Reads records one by one (see the module documentation for the rules).
 pub struct RecordReader<R> {

@@ -24,7 +24,7 @@
 
 use serde::Serialize;
 
-use super::error::{Error, Result, invalid};
+use crate::error::{Error, Result, invalid};
 
 /// y = clip(median − t, −B, B)/B and s = 1{median − t > 0}.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -1,24 +1,27 @@
-//! Releases as composable events, and the privacy report (SPEC §2.5).
+//! Releases as composable events (SPEC §2.5).
 //!
 //! A [`Release`] describes one kind of posterior-sample release (kernel,
 //! domain, n, r, σ, η, response model) independently of any data; checking
 //! its [`ReleaseParams`] computes V̂_n and Δ̂_n once. An [`Accountant`] composes
-//! releases (each repeated `count` times: L independent draws, or L adaptive
+//! releases (each repeated L times: L independent draws, or L adaptive
 //! rounds such as Thompson sampling): RDP adds at each order α, and the
 //! composed curve is admissible for α below the smallest α_max. It then
-//! answers ε(δ) or δ(ε) with the optimal α ([`super::conversion`]).
+//! answers ε(δ) or δ(ε) with the optimal α ([`super::conversion`]) in a
+//! [`PrivacyReport`].
 
-use serde::Serialize;
-
-use crate::domain::Domain;
 use crate::error::{Error, Result, non_negative, positive};
-use crate::kernel::Kernel;
+use crate::model::domain::Domain;
+use crate::model::draws::Draws;
+use crate::model::kernel::Kernel;
 use crate::privacy::bounds::{
-    Lemma, SensitivityBound, SensitivityChoice, SensitivityInputs, VarianceBound, check_n, sensitivity_bound,
-    variance_bound,
+    SensitivityBound, SensitivityChoice, SensitivityInputs, VarianceBound, check_n, sensitivity_bound, variance_bound,
 };
-use crate::privacy::conversion::{Conversion, RdpCurve, delta_for_epsilon, epsilon_for_delta};
-use crate::privacy::rdp::{ROUNDING_SLACK, RdpBound, check_scale};
+use crate::privacy::conversion::{Conversion, delta_for_epsilon, epsilon_for_delta};
+use crate::privacy::curve::RdpCurve;
+use crate::privacy::published::SensitivityConstants;
+use crate::privacy::rdp::{RdpBound, check_scale};
+use crate::privacy::report::{ComponentReport, PrivacyReport};
+use crate::privacy::rounding::ROUNDING_SLACK;
 
 /// The description of a release, before validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +79,7 @@ impl ReleaseParams {
         };
         let sensitivity = sensitivity_bound(self.sensitivity, &self.kernel, &self.domain, &inputs)?;
         let bound = RdpBound::new(variance.value, sensitivity.value, self.ridge, self.scale, self.gp_noise)?;
-        Ok(Release { params: self.clone(), variance, sensitivity, bound })
+        Ok(Release { params: self.clone(), variance, sensitivity, bound, constants: SensitivityConstants::Proven })
     }
 }
 
@@ -87,6 +90,9 @@ pub struct Release {
     variance: VarianceBound,
     sensitivity: SensitivityBound,
     bound: RdpBound,
+    /// Proven for every `Release` built by [`ReleaseParams::check`]; only the
+    /// study-only [`super::published::StudyRelease`] holds another value.
+    pub(crate) constants: SensitivityConstants,
 }
 
 impl Release {
@@ -111,24 +117,37 @@ impl Release {
     }
 
     /// ε(δ) of `draws` independent draws of this release.
-    pub fn epsilon(&self, draws: u64, delta: f64, conv: Conversion) -> Result<PrivacyReport> {
+    pub fn epsilon(&self, draws: Draws, delta: f64, conv: Conversion) -> Result<PrivacyReport> {
         let mut acc = Accountant::new();
-        acc.compose(self.clone(), draws)?;
+        acc.compose(self.clone(), draws);
         acc.epsilon(delta, conv)
     }
 
     /// δ(ε) of `draws` independent draws of this release.
-    pub fn delta(&self, draws: u64, epsilon: f64, conv: Conversion) -> Result<PrivacyReport> {
+    pub fn delta(&self, draws: Draws, epsilon: f64, conv: Conversion) -> Result<PrivacyReport> {
         let mut acc = Accountant::new();
-        acc.compose(self.clone(), draws)?;
+        acc.compose(self.clone(), draws);
         acc.delta(epsilon, conv)
+    }
+
+    /// The same release with Δ̂ replaced (study-only published constants).
+    pub(crate) fn with_sensitivity(&self, value: f64, constants: SensitivityConstants) -> Result<Release> {
+        let p = &self.params;
+        let bound = RdpBound::new(self.variance.value, value, p.ridge, p.scale, p.gp_noise)?;
+        Ok(Release {
+            params: self.params.clone(),
+            variance: self.variance.clone(),
+            sensitivity: SensitivityBound { value, lemma: self.sensitivity.lemma },
+            bound,
+            constants,
+        })
     }
 }
 
 /// Composes releases under RDP.
 #[derive(Debug, Clone, Default)]
 pub struct Accountant {
-    events: Vec<(Release, u64)>,
+    events: Vec<(Release, Draws)>,
 }
 
 impl Accountant {
@@ -137,17 +156,14 @@ impl Accountant {
         Accountant::default()
     }
 
-    /// Records `count` ≥ 1 independent (or adaptively chosen) draws of `release`.
-    pub fn compose(&mut self, release: Release, count: u64) -> Result<&mut Self> {
-        if count == 0 {
-            return Err(Error::InvalidParameter { name: "draws L", value: "0".into(), requirement: ">= 1" });
-        }
+    /// Records `count` independent (or adaptively chosen) draws of `release`.
+    pub fn compose(&mut self, release: Release, count: Draws) -> &mut Self {
         self.events.push((release, count));
-        Ok(self)
+        self
     }
 
     /// The recorded events.
-    pub fn events(&self) -> &[(Release, u64)] {
+    pub fn events(&self) -> &[(Release, Draws)] {
         &self.events
     }
 
@@ -203,6 +219,7 @@ impl Accountant {
                     kappa: rel.variance.kappa,
                     sensitivity: rel.sensitivity.value,
                     sensitivity_source: rel.sensitivity.lemma,
+                    sensitivity_constants: rel.constants,
                 }
             })
             .collect();
@@ -229,7 +246,7 @@ impl RdpCurve for Accountant {
         let mut err = 0.0;
         for (rel, count) in &self.events {
             let t = rel.bound.terms(am1)?;
-            let c = *count as f64;
+            let c = count.as_f64();
             total += c * t.total();
             err += c * t.err;
         }
@@ -237,84 +254,18 @@ impl RdpCurve for Accountant {
     }
 }
 
-/// One composed release in a [`PrivacyReport`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ComponentReport {
-    /// Kernel family.
-    pub kernel: String,
-    /// Lengthscale ℓ.
-    pub lengthscale: f64,
-    /// Domain Ω.
-    pub domain: String,
-    /// n.
-    pub n: usize,
-    /// r.
-    pub ridge: f64,
-    /// σ (may be +∞).
-    #[serde(serialize_with = "ser_maybe_inf")]
-    pub scale: f64,
-    /// η.
-    pub gp_noise: f64,
-    /// M_Y.
-    pub response_bound: f64,
-    /// Number of draws L of this release.
-    pub draws: u64,
-    /// τ̃ (= V̂/r² without GP noise).
-    pub tau: f64,
-    /// This release's α_max = 1 + 1/τ̃.
-    #[serde(serialize_with = "ser_maybe_inf")]
-    pub alpha_max: f64,
-    /// 2ψ_α(τ̃) for one draw at the reported α.
-    pub covariance_term: f64,
-    /// The mean-leakage term for one draw at the reported α.
-    pub mean_term: f64,
-    /// V̂_n.
-    pub variance_bound: f64,
-    /// Where V̂_n came from.
-    pub variance_bound_source: String,
-    /// κ, if used.
-    pub kappa: Option<f64>,
-    /// Δ̂_n.
-    pub sensitivity: f64,
-    /// The lemma that gave Δ̂_n.
-    pub sensitivity_source: Lemma,
-}
-
-/// An (ε, δ) statement with everything that produced it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PrivacyReport {
-    /// ε (rounded up; 0 if the improved conversion went negative).
-    pub epsilon: f64,
-    /// δ.
-    pub delta: f64,
-    /// The order α at which ε/δ was evaluated.
-    pub alpha: f64,
-    /// Sup of admissible α for the composition.
-    #[serde(serialize_with = "ser_maybe_inf")]
-    pub alpha_max: f64,
-    /// The composed RDP Σ L_i·ε_α^(i) at `alpha`.
-    pub rdp: f64,
-    /// The conversion used.
-    pub conversion: Conversion,
-    /// True when the conversion was negative and ε = 0 is reported.
-    pub epsilon_clamped_at_zero: bool,
-    /// The composed releases.
-    pub components: Vec<ComponentReport>,
-}
-
-/// Serialises +∞ as the string "inf" (JSON has no infinity).
-pub fn ser_maybe_inf<S: serde::Serializer>(v: &f64, s: S) -> std::result::Result<S::Ok, S::Error> {
-    if v.is_infinite() { s.serialize_str(if *v > 0.0 { "inf" } else { "-inf" }) } else { s.serialize_f64(*v) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::KernelKind;
+    use crate::model::kernel::KernelKind;
+
+    fn d(l: u64) -> Draws {
+        Draws::new(l).unwrap()
+    }
 
     fn fig3(draws: u64) -> PrivacyReport {
         let p = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 10, 1.0, 5.0);
-        p.check().unwrap().epsilon(draws, 0.05, Conversion::Paper).unwrap()
+        p.check().unwrap().epsilon(d(draws), 0.05, Conversion::Paper).unwrap()
     }
 
     #[test]
@@ -345,15 +296,20 @@ mod tests {
         pb.gp_noise = 0.0;
         let b = pb.check().unwrap();
         let mut acc = Accountant::new();
-        acc.compose(a.clone(), 2).unwrap().compose(b.clone(), 3).unwrap();
+        acc.compose(a.clone(), d(2)).compose(b.clone(), d(3));
         let rep = acc.epsilon(1e-5, Conversion::Improved).unwrap();
         let am1 = rep.alpha - 1.0;
         let want = 2.0 * a.rdp_bound().epsilon_alpha(am1) + 3.0 * b.rdp_bound().epsilon_alpha(am1);
         assert!((rep.rdp - want).abs() < 1e-12 * want);
         assert!(rep.alpha < 1.0 + a.rdp_bound().am1_max().min(b.rdp_bound().am1_max()));
         // Composition costs more than either part alone.
-        assert!(rep.epsilon > a.epsilon(2, 1e-5, Conversion::Improved).unwrap().epsilon);
-        assert!(rep.epsilon > b.epsilon(3, 1e-5, Conversion::Improved).unwrap().epsilon);
-        assert!(acc.compose(a, 0).is_err());
+        assert!(rep.epsilon > a.epsilon(d(2), 1e-5, Conversion::Improved).unwrap().epsilon);
+        assert!(rep.epsilon > b.epsilon(d(3), 1e-5, Conversion::Improved).unwrap().epsilon);
+        // The composed report keeps both components, in order.
+        assert_eq!(rep.components.len(), 2);
+        assert_eq!((rep.components[0].draws, rep.components[1].draws), (d(2), d(3)));
+        assert_eq!(rep.total_draws(), 5);
+        let names: Vec<String> = rep.flat_fields().into_iter().map(|(k, _)| k).collect();
+        assert!(names.contains(&"component1_kernel".to_string()) && names.contains(&"component2_tau".to_string()));
     }
 }

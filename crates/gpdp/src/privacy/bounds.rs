@@ -21,9 +21,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::domain::Domain;
 use crate::error::{Error, Result, positive};
-use crate::kernel::{Kernel, KernelKind};
+use crate::model::domain::Domain;
+use crate::model::kernel::{Kernel, KernelKind};
 
 /// The bound on V_n and where it came from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -297,7 +297,7 @@ pub fn sensitivity_bound(
     check_n(inputs.n)?;
     positive("ridge r", inputs.ridge)?;
     positive("response bound M_Y", inputs.response_bound)?;
-    let round_up = |v: f64| v * (1.0 + 16.0 * f64::EPSILON);
+    let round_up = crate::privacy::rounding::round_up_sensitivity;
     match choice {
         SensitivityChoice::Lemma(lemma) => {
             check_lemma(lemma, kernel, domain)?;

@@ -27,8 +27,10 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::error::{Error, Result, positive, unit_open};
-use crate::privacy::accountant::{PrivacyReport, ReleaseParams};
+use crate::model::draws::Draws;
+use crate::privacy::accountant::ReleaseParams;
 use crate::privacy::conversion::Conversion;
+use crate::privacy::report::PrivacyReport;
 
 /// Which parameter to solve for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,25 +122,23 @@ fn with_value(params: &ReleaseParams, solve: Solve, v: f64) -> ReleaseParams {
     p
 }
 
-fn report(params: &ReleaseParams, draws: u64, target: &Target) -> Result<PrivacyReport> {
+fn report(params: &ReleaseParams, draws: Draws, target: &Target) -> Result<PrivacyReport> {
     params.check()?.epsilon(draws, target.delta, target.conversion)
 }
 
 /// Solves for `solve` so that `draws` draws meet `target`; the other
-/// parameters come from `params` (the field being solved for is ignored).
-pub fn calibrate(params: &ReleaseParams, draws: u64, solve: Solve, target: Target) -> Result<Calibration> {
+/// parameters come from `params` (the field being solved for is ignored;
+/// with [`Solve::Draws`], `draws` is ignored).
+pub fn calibrate(params: &ReleaseParams, draws: Draws, solve: Solve, target: Target) -> Result<Calibration> {
     positive("target ε", target.epsilon)?;
     unit_open("δ", target.delta)?;
-    if draws == 0 && solve != Solve::Draws {
-        return Err(Error::InvalidParameter { name: "draws L", value: "0".into(), requirement: ">= 1" });
-    }
     match solve {
         Solve::Draws => solve_draws(params, target),
         _ => solve_decreasing(params, draws, solve, target),
     }
 }
 
-fn solve_decreasing(params: &ReleaseParams, draws: u64, solve: Solve, target: Target) -> Result<Calibration> {
+fn solve_decreasing(params: &ReleaseParams, draws: Draws, solve: Solve, target: Target) -> Result<Calibration> {
     let eps = |v: f64| -> Result<f64> { Ok(report(&with_value(params, solve, v), draws, &target)?.epsilon) };
     let ok = |v: f64| -> Result<bool> { Ok(eps(v)? <= target.epsilon) };
     let te = target.epsilon;
@@ -223,7 +223,7 @@ fn solve_decreasing(params: &ReleaseParams, draws: u64, solve: Solve, target: Ta
 
 fn finish(
     params: &ReleaseParams,
-    draws: u64,
+    draws: Draws,
     solve: Solve,
     target: Target,
     value: f64,
@@ -242,20 +242,20 @@ fn finish(
         f64::NAN
     } else {
         match solve {
-            Solve::Draws => with_draws(params, permissive as u64, &target)?,
+            Solve::Draws => with_draws(params, Draws::new(permissive as u64)?, &target)?,
             _ => self::report(&with_value(params, solve, permissive), draws, &target)?.epsilon,
         }
     };
     Ok(Calibration { solve, value, report, permissive_value: permissive, permissive_epsilon })
 }
 
-fn with_draws(params: &ReleaseParams, draws: u64, target: &Target) -> Result<f64> {
+fn with_draws(params: &ReleaseParams, draws: Draws, target: &Target) -> Result<f64> {
     Ok(report(params, draws, target)?.epsilon)
 }
 
 fn solve_draws(params: &ReleaseParams, target: Target) -> Result<Calibration> {
     let release = params.check()?;
-    let eps = |l: u64| -> Result<f64> { Ok(release.epsilon(l, target.delta, target.conversion)?.epsilon) };
+    let eps = |l: u64| -> Result<f64> { Ok(release.epsilon(Draws::new(l)?, target.delta, target.conversion)?.epsilon) };
     let e1 = eps(1)?;
     if e1 > target.epsilon {
         return Err(Error::Unreachable(format!(
@@ -284,7 +284,7 @@ fn solve_draws(params: &ReleaseParams, target: Target) -> Result<Calibration> {
 }
 
 fn finish_draws(params: &ReleaseParams, target: Target, l: u64) -> Result<Calibration> {
-    let report = report(params, l, &target)?;
+    let report = report(params, Draws::new(l)?, &target)?;
     Ok(Calibration {
         solve: Solve::Draws,
         value: l as f64,
@@ -297,7 +297,7 @@ fn finish_draws(params: &ReleaseParams, target: Target, l: u64) -> Result<Calibr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::Kernel;
+    use crate::model::kernel::Kernel;
 
     fn base() -> ReleaseParams {
         ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 100, 1.0, 1.0)
@@ -310,14 +310,14 @@ mod tests {
     #[test]
     fn certified_side_for_each_parameter() {
         for solve in [Solve::Ridge, Solve::Scale, Solve::GpNoise] {
-            let c = calibrate(&base(), 3, solve, target(20.0)).unwrap();
+            let c = calibrate(&base(), Draws::new(3).unwrap(), solve, target(20.0)).unwrap();
             assert!(c.report.epsilon <= 20.0, "{solve}");
             assert!(c.permissive_epsilon > 20.0, "{solve}: {c:?}");
             assert!(c.report.epsilon > 20.0 * (1.0 - 1e-3), "{solve}: not tight");
         }
-        let c = calibrate(&base(), 1, Solve::Draws, target(40.0)).unwrap();
+        let c = calibrate(&base(), Draws::ONE, Solve::Draws, target(40.0)).unwrap();
         assert!(c.report.epsilon <= 40.0 && c.permissive_epsilon > 40.0);
-        assert_eq!(c.report.components[0].draws as f64, c.value);
+        assert_eq!(c.report.components[0].draws.as_f64(), c.value);
     }
 
     #[test]
@@ -325,18 +325,20 @@ mod tests {
         // Small r: the covariance floor at σ = ∞ exceeds ε = 1.
         let mut p = base();
         p.ridge = 0.2;
-        let e = calibrate(&p, 1, Solve::Scale, target(1.0)).unwrap_err();
+        let e = calibrate(&p, Draws::ONE, Solve::Scale, target(1.0)).unwrap_err();
         let msg = e.to_string();
         assert!(matches!(e, Error::Unreachable(_)) && msg.contains("increase the ridge r to at least"), "{msg}");
-        let e = calibrate(&p, 1, Solve::Draws, target(0.01)).unwrap_err();
+        let e = calibrate(&p, Draws::ONE, Solve::Draws, target(0.01)).unwrap_err();
         assert!(e.to_string().contains("single draw"), "{e}");
         let mut noisy = base();
         noisy.gp_noise = 0.5;
-        assert!(calibrate(&noisy, 1, Solve::Scale, target(10.0)).unwrap_err().to_string().contains("not monotone"));
+        assert!(
+            calibrate(&noisy, Draws::ONE, Solve::Scale, target(10.0)).unwrap_err().to_string().contains("not monotone")
+        );
         let mut q = base();
         q.scale = f64::INFINITY;
-        assert!(calibrate(&q, 1, Solve::GpNoise, target(1.0)).is_err());
+        assert!(calibrate(&q, Draws::ONE, Solve::GpNoise, target(1.0)).is_err());
         // Already met with η = 0: smallest η is 0.
-        assert_eq!(calibrate(&base(), 1, Solve::GpNoise, target(1e3)).unwrap().value, 0.0);
+        assert_eq!(calibrate(&base(), Draws::ONE, Solve::GpNoise, target(1e3)).unwrap().value, 0.0);
     }
 }

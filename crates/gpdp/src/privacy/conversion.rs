@@ -31,7 +31,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, Result, fmt_value, unit_open};
-use crate::privacy::rdp::ROUNDING_SLACK;
+use crate::privacy::curve::RdpCurve;
+use crate::privacy::rounding::ROUNDING_SLACK;
 
 /// Which RDP → (ε, δ) conversion to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -73,15 +74,6 @@ impl FromStr for Conversion {
             }),
         }
     }
-}
-
-/// An RDP curve R(α) on the admissible orders 1 < α < 1 + `am1_max()`.
-pub trait RdpCurve {
-    /// Sup of admissible α − 1 (may be +∞).
-    fn am1_max(&self) -> f64;
-    /// R(α) at α = 1 + am1 and an absolute error bound, or `None` when α is
-    /// not admissible.
-    fn rdp(&self, am1: f64) -> Option<(f64, f64)>;
 }
 
 /// ε(δ) at a given order, with an absolute error bound.

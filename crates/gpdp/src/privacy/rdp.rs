@@ -26,9 +26,7 @@
 //! The order enters as `am1 = α − 1` to keep precision when α → 1.
 
 use crate::error::{Result, non_negative, positive};
-
-/// Safety factor on the unit roundoff for the a-priori error bounds.
-pub(crate) const ROUNDING_SLACK: f64 = 64.0 * f64::EPSILON;
+use crate::privacy::rounding::ROUNDING_SLACK;
 
 /// ψ_α(τ) (Theorem 3.1; closed form of Lemma A.3), with `am1` = α − 1:
 ///
@@ -172,24 +170,6 @@ impl RdpBound {
     /// The GP noise η.
     pub fn gp_noise(&self) -> f64 {
         self.gp_noise
-    }
-}
-
-/// L independent draws of one release, as an RDP curve (RDP adds:
-/// (α, L·ε_α)).
-#[derive(Debug, Clone, Copy)]
-pub struct Draws<'a>(pub &'a RdpBound, pub u64);
-
-impl crate::privacy::conversion::RdpCurve for Draws<'_> {
-    fn am1_max(&self) -> f64 {
-        self.0.am1_max()
-    }
-
-    fn rdp(&self, am1: f64) -> Option<(f64, f64)> {
-        let t = self.0.terms(am1)?;
-        let l = self.1 as f64;
-        let v = l * t.total();
-        Some((v, l * t.err + ROUNDING_SLACK * v))
     }
 }
 

@@ -1,26 +1,39 @@
 //! Exact draws on a regular lattice: circulant embedding for the prior and
-//! the pathwise (Matheron) update for the posterior (SPEC §5).
+//! the pathwise (Matheron) update for the posterior (SPEC §5;
+//! `docs/sampling.md` has the argument in full).
 //!
 //! When every query point and every training covariate lies on one regular
 //! lattice G (1-D or 2-D), an exact prior draw g ~ GP(0, k) on G comes from
 //! the circulant embedding of K(G, G) on a torus, by FFT, provided the
-//! embedding is positive semidefinite (checked; the torus is enlarged until
-//! it is, otherwise this sampler refuses and the caller falls back to the
-//! dense sampler). Then, with e ~ N(0, r²I) and A = K(X, X) + r²I,
+//! embedding is positive semidefinite. Then, with e ~ N(0, r²I) and
+//! A = K(X, X) + r²I,
 //!
 //! ```text
 //! z = g − K(·, X) A⁻¹ (g(X) + e)  ~ GP(0, k_D)        (Matheron's rule)
-//! f = μ_D + σ·z + η·g₂,           g₂ ~ GP(0, k) another embedding draw
+//! f = μ_D + σ·z + η·g₂ + √j·ξ,    g₂ ~ GP(0, k) another embedding draw,
+//!                                 ξ ~ N(0, I) the public jitter
 //! ```
 //!
 //! is an exact draw of the released process. Cost per draw: one FFT on the
 //! torus and an m × n product, instead of an O(m³) factorisation.
 //!
-//! Eigenvalues of the embedding that are negative only at the level of FFT
-//! roundoff (|λ| ≤ 10⁻¹² · max λ) are handled by adding that amount to every
-//! eigenvalue, i.e. white noise of that variance on the prior torus field
-//! (reported as `embedding_shift`); larger negative eigenvalues are never
-//! clipped.
+//! # The embedding is built from public inputs only
+//!
+//! [`LatticePlan::new`] depends on the kernel and the lattice alone. It takes
+//! the smallest FFT-friendly torus holding the lattice and enlarges it (up to
+//! [`MAX_ENLARGEMENTS`] doublings) until no eigenvalue is negative beyond the
+//! floating-point error of the FFT, ε_FFT = 8·u·(log₂M + 1)·Σ|c_k| (u the unit
+//! roundoff, c the first row of the circulant, M its size). If that never
+//! happens, the plan is refused and the caller uses another exact sampler —
+//! a decision made before any data are seen. Eigenvalues within ε_FFT below
+//! zero are set to zero: that changes the prior covariance by at most ε_FFT
+//! in operator norm, the size of the error the FFT itself makes, and is the
+//! only modification. Nothing is ever added to the prior field: a white-noise
+//! shift of the prior would pass through the Matheron update as
+//! σ²s·BBᵀ with B = E_Q − K(Q, X)A⁻¹E_X, a covariance term that depends on
+//! the private covariates and that no argument covers. The public jitter j is
+//! instead added to the released values, after the update, where it is
+//! post-processing.
 
 use std::sync::Arc;
 
@@ -28,47 +41,71 @@ use faer::Mat;
 use rustfft::num_complex::Complex64;
 use rustfft::{Fft, FftPlanner};
 
-use super::{Process, SampledPaths, Sampler};
+use super::{Process, SampledPaths, Sampler, check_values};
 use crate::error::{Error, Result};
-use crate::points::Points;
+use crate::model::draws::Draws;
+use crate::model::kernel::Kernel;
+use crate::model::points::Points;
+use crate::model::query::axis_point;
 use crate::rng::ReleaseRng;
+
+/// How many times the torus is doubled, at most, to make the embedding
+/// positive semidefinite.
+pub const MAX_ENLARGEMENTS: usize = 4;
+
+/// Largest torus, in complex entries (2²⁷ ≈ 1.3·10⁸, 2 GiB).
+pub const MAX_TORUS_ENTRIES: usize = 1 << 27;
+
+/// The method name reported for this sampler.
+pub const METHOD: &str = "circulant embedding + Matheron update";
 
 /// A regular lattice origin + i·spacing, i = 0..size, in 1 or 2 dimensions.
 /// Flattened index: i₀ + size₀·i₁ (the first coordinate varies fastest).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lattice {
     origin: Vec<f64>,
-    spacing: Vec<f64>,
+    upper: Vec<f64>,
     size: Vec<usize>,
 }
 
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 impl Lattice {
-    /// A lattice; 1 ≤ d ≤ 2, spacing > 0, size ≥ 2 per axis.
-    pub fn new(origin: Vec<f64>, spacing: Vec<f64>, size: Vec<usize>) -> Result<Self> {
+    /// The lattice of `size[j]` ≥ 2 points from `origin[j]` to `upper[j]`
+    /// (end points included) per axis; 1 ≤ d ≤ 2.
+    pub fn new(origin: Vec<f64>, upper: Vec<f64>, size: Vec<usize>) -> Result<Self> {
         let d = origin.len();
-        if !(1..=2).contains(&d) || spacing.len() != d || size.len() != d {
+        if !(1..=2).contains(&d) || upper.len() != d || size.len() != d {
             return Err(Error::Dimension(
-                "a lattice needs 1 or 2 dimensions with matching origin, spacing and size".into(),
+                "a lattice needs 1 or 2 dimensions with matching origin, upper corner and size".into(),
             ));
         }
-        if origin.iter().any(|v| !v.is_finite())
-            || spacing.iter().any(|h| !(h.is_finite() && *h > 0.0))
+        if (0..d).any(|j| !(origin[j].is_finite() && upper[j].is_finite() && origin[j] < upper[j]))
             || size.iter().any(|&s| s < 2)
         {
-            return Err(Error::Domain("lattice origin must be finite, spacing > 0 and size ≥ 2".into()));
+            return Err(Error::Domain(
+                "a lattice needs finite corners with lower < upper and ≥ 2 points per axis".into(),
+            ));
         }
-        Ok(Lattice { origin, spacing, size })
+        Ok(Lattice { origin, upper, size })
     }
 
-    /// The lattice whose every `refine`-th point is the grid of `counts[j]`
-    /// points from lo[j] to hi[j] (end points included).
-    pub fn refining(lo: &[f64], hi: &[f64], counts: &[usize], refine: usize) -> Result<Self> {
-        if refine == 0 || counts.iter().any(|&c| c < 2) || lo.len() != hi.len() || lo.len() != counts.len() {
-            return Err(Error::Domain("grid needs ≥ 2 points per axis and refine ≥ 1".into()));
+    /// The coarsest lattice over [lo, hi] holding both the grid of `a[j]`
+    /// points and the grid of `b[j]` points per axis (end points included):
+    /// lcm(a[j] − 1, b[j] − 1) + 1 points per axis.
+    pub fn common(lo: &[f64], hi: &[f64], a: &[usize], b: &[usize]) -> Result<Self> {
+        if a.len() != lo.len() || b.len() != lo.len() || hi.len() != lo.len() || a.iter().chain(b).any(|&c| c < 2) {
+            return Err(Error::Dimension("the two grids of a common lattice need the same dimension".into()));
         }
-        let spacing = (0..lo.len()).map(|j| (hi[j] - lo[j]) / ((counts[j] - 1) * refine) as f64).collect();
-        let size = counts.iter().map(|c| (c - 1) * refine + 1).collect();
-        Lattice::new(lo.to_vec(), spacing, size)
+        let mut size = Vec::with_capacity(a.len());
+        for (&p, &q) in a.iter().zip(b) {
+            let (p, q) = (p - 1, q - 1);
+            let l = (p / gcd(p, q)).checked_mul(q).and_then(|l| l.checked_add(1));
+            size.push(l.ok_or_else(|| Error::TooLarge("the common lattice of the grid and the covariates".into()))?);
+        }
+        Lattice::new(lo.to_vec(), hi.to_vec(), size)
     }
 
     /// Dimension.
@@ -76,14 +113,28 @@ impl Lattice {
         self.origin.len()
     }
 
-    /// Number of lattice points.
+    /// Points per axis.
+    pub fn size(&self) -> &[usize] {
+        &self.size
+    }
+
+    /// Number of lattice points (saturating).
     pub fn len(&self) -> usize {
-        self.size.iter().product()
+        self.size.iter().fold(1usize, |a, &s| a.saturating_mul(s))
     }
 
     /// Always false (size ≥ 2 per axis).
     pub fn is_empty(&self) -> bool {
         false
+    }
+
+    fn spacing(&self, j: usize) -> f64 {
+        (self.upper[j] - self.origin[j]) / (self.size[j] - 1) as f64
+    }
+
+    /// Coordinate of node `i` on axis `j` (exactly the corners at the ends).
+    pub fn coordinate(&self, j: usize, i: usize) -> f64 {
+        axis_point(self.origin[j], self.upper[j], i, self.size[j])
     }
 
     /// The flattened index of `x` if it is a lattice point (to 10⁻⁹ of the spacing).
@@ -94,7 +145,7 @@ impl Lattice {
         let mut idx = 0;
         let mut stride = 1;
         for (j, xj) in x.iter().enumerate() {
-            let t = (xj - self.origin[j]) / self.spacing[j];
+            let t = (xj - self.origin[j]) / self.spacing(j);
             let r = t.round();
             if (t - r).abs() > 1e-9 || r < 0.0 || r >= self.size[j] as f64 {
                 return None;
@@ -123,65 +174,6 @@ fn smooth_size(n: usize) -> usize {
     }
 }
 
-struct Embedding {
-    torus: Vec<usize>,
-    /// √(λ_k / M) per torus frequency.
-    sqrt_eig: Vec<f64>,
-    shift: f64,
-    plans: Vec<Arc<dyn Fft<f64>>>,
-}
-
-impl Embedding {
-    fn build(process: &Process, lattice: &Lattice) -> Result<Self> {
-        let kernel = process.posterior().kernel();
-        if !kernel.kind().has_lengthscale() {
-            return Err(Error::Unsupported(format!(
-                "circulant embedding needs a stationary kernel, not {}",
-                kernel.kind()
-            )));
-        }
-        let mut torus: Vec<usize> = lattice.size.iter().map(|&n| smooth_size(2 * (n - 1))).collect();
-        for _attempt in 0..4 {
-            let total: usize = torus.iter().product();
-            crate::posterior::check_dense("the circulant embedding", total, 1)?;
-            let mut planner = FftPlanner::<f64>::new();
-            let plans: Vec<Arc<dyn Fft<f64>>> = torus.iter().map(|&m| planner.plan_fft_forward(m)).collect();
-            let mut buf = vec![Complex64::new(0.0, 0.0); total];
-            for (flat, b) in buf.iter_mut().enumerate() {
-                let mut rem = flat;
-                let mut d2 = 0.0;
-                for (&t, &h) in torus.iter().zip(&lattice.spacing) {
-                    let i = rem % t;
-                    rem /= t;
-                    let k = i.min(t - i) as f64 * h;
-                    d2 += k * k;
-                }
-                *b = Complex64::new(kernel.profile(d2.sqrt()), 0.0);
-            }
-            fft_nd(&mut buf, &torus, &plans);
-            let max = buf.iter().map(|c| c.re).fold(f64::NEG_INFINITY, f64::max);
-            let min = buf.iter().map(|c| c.re).fold(f64::INFINITY, f64::min);
-            if min >= -1e-12 * max {
-                let shift = if min < 0.0 { -min } else { 0.0 };
-                let sqrt_eig = buf.iter().map(|c| ((c.re + shift) / total as f64).sqrt()).collect();
-                return Ok(Embedding { torus, sqrt_eig, shift, plans });
-            }
-            torus = torus.iter().map(|&m| smooth_size(2 * m)).collect();
-        }
-        Err(Error::Unsupported(
-            "the circulant embedding of the kernel on this lattice is not positive semidefinite".into(),
-        ))
-    }
-
-    /// Two independent exact N(0, K(G, G)) fields on the torus (flattened, torus layout).
-    fn draw_pair(&self, rng: &mut ReleaseRng) -> Vec<Complex64> {
-        let mut buf: Vec<Complex64> =
-            self.sqrt_eig.iter().map(|s| Complex64::new(s * rng.normal(), s * rng.normal())).collect();
-        fft_nd(&mut buf, &self.torus, &self.plans);
-        buf
-    }
-}
-
 /// In-place unnormalised forward DFT over a 1-D or 2-D array (axis 0 fastest).
 fn fft_nd(buf: &mut [Complex64], dims: &[usize], plans: &[Arc<dyn Fft<f64>>]) {
     let m0 = dims[0];
@@ -203,82 +195,358 @@ fn fft_nd(buf: &mut [Complex64], dims: &[usize], plans: &[Arc<dyn Fft<f64>>]) {
     }
 }
 
-/// Exact sampler for query points and covariates on a common lattice.
-pub struct LatticeSampler<'a> {
-    process: Process<'a>,
+/// The circulant embedding of a stationary kernel on a lattice: public,
+/// built once, shared by every draw and every release that uses the lattice.
+pub struct LatticePlan {
     lattice: Lattice,
-    train_idx: Vec<usize>,
-    embedding: Embedding,
+    torus: Vec<usize>,
+    /// √(λ_k⁺ / M) per torus frequency (λ⁺ = max(λ, 0)).
+    sqrt_eig: Vec<f64>,
+    /// Eigenvalues set to zero (negative within the FFT's error).
+    clamped: usize,
+    /// The most negative computed eigenvalue relative to the largest (0 if none).
+    min_relative_eigenvalue: f64,
+    plans: Vec<Arc<dyn Fft<f64>>>,
 }
 
-impl<'a> LatticeSampler<'a> {
-    /// Refuses (so the caller can fall back) unless every training covariate
-    /// is a lattice point, the kernel is stationary and the embedding is PSD.
-    pub fn new(process: Process<'a>, lattice: Lattice) -> Result<Self> {
-        let x = process.posterior().train_x();
-        if x.dim() != lattice.dim() {
-            return Err(Error::Dimension("lattice and covariates differ in dimension".into()));
-        }
-        let mut train_idx = Vec::with_capacity(x.len());
-        for (i, p) in x.iter().enumerate() {
-            let idx = lattice.locate(p).ok_or_else(|| {
-                Error::Unsupported(format!("training covariate {} is not on the sampling lattice", i + 1))
-            })?;
-            train_idx.push(idx);
-        }
-        let embedding = Embedding::build(&process, &lattice)?;
-        Ok(LatticeSampler { process, lattice, train_idx, embedding })
+impl std::fmt::Debug for LatticePlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LatticePlan")
+            .field("lattice", &self.lattice)
+            .field("torus", &self.torus)
+            .field("clamped", &self.clamped)
+            .finish()
+    }
+}
+
+impl LatticePlan {
+    /// The embedding of `kernel` on `lattice`, enlarging the torus until it
+    /// is positive semidefinite up to the FFT's error (see the module docs).
+    /// Refuses ([`Error::Unsupported`]) non-stationary kernels and
+    /// embeddings that stay indefinite; [`Error::TooLarge`] beyond
+    /// [`MAX_TORUS_ENTRIES`].
+    pub fn new(kernel: &Kernel, lattice: Lattice) -> Result<Self> {
+        Self::build(kernel, lattice, MAX_ENLARGEMENTS)
     }
 
-    /// White-noise variance added to the prior field (FFT roundoff only; usually 0).
-    pub fn embedding_shift(&self) -> f64 {
-        self.embedding.shift
+    fn build(kernel: &Kernel, lattice: Lattice, enlargements: usize) -> Result<Self> {
+        if !kernel.kind().has_lengthscale() {
+            return Err(Error::Unsupported(format!(
+                "circulant embedding needs a stationary kernel with a lengthscale, not {}",
+                kernel.kind()
+            )));
+        }
+        let mut torus: Vec<usize> = lattice.size.iter().map(|&n| smooth_size(2 * (n - 1))).collect();
+        let spacing: Vec<f64> = (0..lattice.dim()).map(|j| lattice.spacing(j)).collect();
+        for _attempt in 0..=enlargements {
+            let total = torus.iter().try_fold(1usize, |a, &t| a.checked_mul(t)).filter(|&t| t <= MAX_TORUS_ENTRIES);
+            let Some(total) = total else {
+                return Err(Error::TooLarge(format!(
+                    "the circulant embedding of the {:?} lattice needs a torus of more than {MAX_TORUS_ENTRIES} entries",
+                    lattice.size
+                )));
+            };
+            let mut planner = FftPlanner::<f64>::new();
+            let plans: Vec<Arc<dyn Fft<f64>>> = torus.iter().map(|&m| planner.plan_fft_forward(m)).collect();
+            let mut buf = vec![Complex64::new(0.0, 0.0); total];
+            let mut abs_sum = 0.0;
+            for (flat, b) in buf.iter_mut().enumerate() {
+                let mut rem = flat;
+                let mut d2 = 0.0;
+                for (&t, &h) in torus.iter().zip(&spacing) {
+                    let i = rem % t;
+                    rem /= t;
+                    let k = i.min(t - i) as f64 * h;
+                    d2 += k * k;
+                }
+                let c = kernel.profile(d2.sqrt());
+                abs_sum += c.abs();
+                *b = Complex64::new(c, 0.0);
+            }
+            fft_nd(&mut buf, &torus, &plans);
+            let max = buf.iter().map(|c| c.re).fold(f64::NEG_INFINITY, f64::max);
+            let min = buf.iter().map(|c| c.re).fold(f64::INFINITY, f64::min);
+            let fft_error = 8.0 * f64::EPSILON * ((total as f64).log2() + 1.0) * abs_sum;
+            if min >= -fft_error {
+                let clamped = buf.iter().filter(|c| c.re < 0.0).count();
+                let sqrt_eig = buf.iter().map(|c| (c.re.max(0.0) / total as f64).sqrt()).collect();
+                let min_relative_eigenvalue = if min < 0.0 { min / max } else { 0.0 };
+                return Ok(LatticePlan { lattice, torus, sqrt_eig, clamped, min_relative_eigenvalue, plans });
+            }
+            torus = torus.iter().map(|&m| smooth_size(2 * m)).collect();
+        }
+        Err(Error::Unsupported(format!(
+            "the circulant embedding of {kernel} on the {:?} lattice stays indefinite after {enlargements} enlargements of the torus",
+            lattice.size
+        )))
+    }
+
+    /// The lattice.
+    pub fn lattice(&self) -> &Lattice {
+        &self.lattice
     }
 
     /// Torus size of the embedding.
     pub fn torus(&self) -> &[usize] {
-        &self.embedding.torus
+        &self.torus
     }
 
+    /// Eigenvalues that were negative within the FFT's error and set to 0.
+    pub fn clamped_eigenvalues(&self) -> usize {
+        self.clamped
+    }
+
+    /// The most negative computed eigenvalue divided by the largest (0 if none).
+    pub fn min_relative_eigenvalue(&self) -> f64 {
+        self.min_relative_eigenvalue
+    }
+
+    /// Position of lattice node `flat` in the torus array.
     fn torus_index(&self, flat: usize) -> usize {
-        let t = &self.embedding.torus;
-        if self.lattice.dim() == 1 { flat } else { flat % self.lattice.size[0] + t[0] * (flat / self.lattice.size[0]) }
+        if self.lattice.dim() == 1 {
+            flat
+        } else {
+            flat % self.lattice.size[0] + self.torus[0] * (flat / self.lattice.size[0])
+        }
+    }
+
+    /// Two independent exact N(0, K(G, G)) fields on the torus (flattened,
+    /// torus layout): the real and imaginary parts.
+    fn draw_pair(&self, rng: &mut ReleaseRng) -> Vec<Complex64> {
+        let mut buf: Vec<Complex64> =
+            self.sqrt_eig.iter().map(|s| Complex64::new(s * rng.normal(), s * rng.normal())).collect();
+        fft_nd(&mut buf, &self.torus, &self.plans);
+        buf
     }
 }
 
-impl Sampler for LatticeSampler<'_> {
-    fn sample(&self, points: &Points, draws: usize, rng: &mut ReleaseRng) -> Result<SampledPaths> {
-        let post = self.process.posterior();
-        let mut q_idx = Vec::with_capacity(points.len());
-        for (i, p) in points.iter().enumerate() {
-            let idx = self
-                .lattice
-                .locate(p)
-                .ok_or_else(|| Error::Unsupported(format!("query point {} is not on the sampling lattice", i + 1)))?;
-            q_idx.push(self.torus_index(idx));
+/// Exact sampler for query points and covariates on the plan's lattice.
+pub struct LatticeSampler {
+    process: Process,
+    plan: Arc<LatticePlan>,
+    /// Torus index of each training covariate.
+    train_idx: Vec<usize>,
+}
+
+impl LatticeSampler {
+    /// Refuses ([`Error::Unsupported`]) unless every training covariate is a
+    /// node of the plan's lattice.
+    pub fn new(process: Process, plan: Arc<LatticePlan>) -> Result<Self> {
+        let x = process.posterior().train_x();
+        if x.dim() != plan.lattice.dim() {
+            return Err(Error::Dimension("lattice and covariates differ in dimension".into()));
         }
-        let x_idx: Vec<usize> = self.train_idx.iter().map(|&i| self.torus_index(i)).collect();
+        let mut train_idx = Vec::with_capacity(x.len());
+        for (i, p) in x.iter().enumerate() {
+            let idx = plan.lattice.locate(p).ok_or_else(|| {
+                Error::Unsupported(format!("training covariate {} is not on the sampling lattice", i + 1))
+            })?;
+            train_idx.push(plan.torus_index(idx));
+        }
+        Ok(LatticeSampler { process, plan, train_idx })
+    }
+
+    fn query_index(&self, points: &Points) -> Result<Vec<usize>> {
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                self.plan
+                    .lattice
+                    .locate(p)
+                    .map(|idx| self.plan.torus_index(idx))
+                    .ok_or_else(|| Error::Unsupported(format!("query point {} is not on the sampling lattice", i + 1)))
+            })
+            .collect()
+    }
+}
+
+impl Sampler for LatticeSampler {
+    fn sample(&self, points: &Points, draws: Draws, rng: &mut ReleaseRng) -> Result<SampledPaths> {
+        let l = check_values(points.len(), draws)?;
+        let post = self.process.posterior();
+        let q_idx = self.query_index(points)?;
         let m = points.len();
-        let n = x_idx.len();
+        let n = self.train_idx.len();
         crate::posterior::check_dense("K(query, X)", m, n)?;
         let kqx = post.kernel().cross(points, post.train_x());
         let mean = post.mean(points)?;
         let (sigma, eta, r) = (self.process.scale(), self.process.gp_noise(), post.ridge());
-        let mut values = Vec::with_capacity(draws);
-        for _ in 0..draws {
-            let field = self.embedding.draw_pair(rng);
-            let rhs: Vec<f64> = x_idx.iter().map(|&i| field[i].re + r * rng.normal()).collect();
+        let jitter = self.process.jitter(m);
+        let sd_jitter = jitter.sqrt();
+        let mut values = Vec::with_capacity(l);
+        for _ in 0..l {
+            let field = self.plan.draw_pair(rng);
+            let rhs: Vec<f64> = self.train_idx.iter().map(|&i| field[i].re + r * rng.normal()).collect();
             let v = post.solve(&rhs)?;
             let vm = Mat::from_fn(n, 1, |i, _| v[i]);
             let corr = &kqx * &vm;
             let f: Vec<f64> = (0..m)
                 .map(|i| {
                     let z = field[q_idx[i]].re - corr[(i, 0)];
-                    mean[i] + sigma * z + if eta > 0.0 { eta * field[q_idx[i]].im } else { 0.0 }
+                    let g2 = if eta > 0.0 { eta * field[q_idx[i]].im } else { 0.0 };
+                    mean[i] + sigma * z + g2 + sd_jitter * rng.normal()
                 })
                 .collect();
             values.push(f);
         }
-        Ok(SampledPaths { values, jitter: 0.0, method: "circulant embedding + Matheron update" })
+        Ok(SampledPaths { values, jitter, method: METHOD })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::data::Dataset;
+    use crate::model::kernel::KernelKind;
+    use crate::posterior::Posterior;
+
+    /// The first row of the circulant C⁺ the sampler draws from (torus
+    /// layout): the inverse DFT of the (clamped) eigenvalues.
+    fn embedded_row(plan: &LatticePlan) -> Vec<f64> {
+        let mut buf: Vec<Complex64> = plan.sqrt_eig.iter().map(|s| Complex64::new(s * s, 0.0)).collect();
+        // C⁺ = F* diag(λ⁺/M) F with F the unnormalised DFT; its first row is
+        // the (real, symmetric) DFT of λ⁺/M, computed by the forward plans.
+        fft_nd(&mut buf, &plan.torus, &plan.plans);
+        buf.iter().map(|c| c.re).collect()
+    }
+
+    /// Cov of the embedded prior between torus positions a and b.
+    fn prior_cov(plan: &LatticePlan, row: &[f64], a: usize, b: usize) -> f64 {
+        let t = &plan.torus;
+        let (a0, a1, b0, b1) = if t.len() == 1 { (a, 0, b, 0) } else { (a % t[0], a / t[0], b % t[0], b / t[0]) };
+        let d0 = (a0 + t[0] - b0) % t[0];
+        let d1 = if t.len() == 1 { 0 } else { (a1 + t[1] - b1) % t[1] };
+        row[d0 + t[0] * d1]
+    }
+
+    /// The exact covariance of the sampler's released values (a linear map
+    /// of independent standard normals), computed from the embedding:
+    /// σ²·(G_QQ − 2·sym(K_QX A⁻¹ G_XQ) + K_QX A⁻¹ (G_XX + r²I) A⁻¹ K_XQ) + η²·G_QQ + jI,
+    /// with G the embedded prior covariance on the lattice.
+    fn implied_covariance(s: &LatticeSampler, points: &Points) -> Mat<f64> {
+        let plan = &s.plan;
+        let row = embedded_row(plan);
+        let q = s.query_index(points).unwrap();
+        let x = &s.train_idx;
+        let post = s.process.posterior();
+        let (m, n) = (q.len(), x.len());
+        let g = |a: usize, b: usize| prior_cov(plan, &row, a, b);
+        let gqq = Mat::from_fn(m, m, |i, j| g(q[i], q[j]));
+        let gxq = Mat::from_fn(n, m, |i, j| g(x[i], q[j]));
+        let r2 = post.ridge() * post.ridge();
+        let gxx = Mat::from_fn(n, n, |i, j| g(x[i], x[j]) + if i == j { r2 } else { 0.0 });
+        let kqx = post.kernel().cross(points, post.train_x());
+        // W = A⁻¹ K_XQ (n × m), column by column.
+        let mut w = Mat::<f64>::zeros(n, m);
+        for j in 0..m {
+            let col: Vec<f64> = (0..n).map(|i| kqx[(j, i)]).collect();
+            let sol = post.solve(&col).unwrap();
+            for i in 0..n {
+                w[(i, j)] = sol[i];
+            }
+        }
+        let cross = w.transpose() * &gxq; // K_QX A⁻¹ G_XQ
+        let quad = w.transpose() * &gxx * &w;
+        let (s2, e2) = (s.process.scale().powi(2), s.process.gp_noise().powi(2));
+        let jit = s.process.jitter(m);
+        Mat::from_fn(m, m, |i, j| {
+            s2 * (gqq[(i, j)] - cross[(i, j)] - cross[(j, i)] + quad[(i, j)])
+                + e2 * gqq[(i, j)]
+                + if i == j { jit } else { 0.0 }
+        })
+    }
+
+    fn exact_covariance(s: &LatticeSampler, points: &Points) -> Mat<f64> {
+        let mut c = s.process.covariance(points, points).unwrap();
+        let jit = s.process.jitter(points.len());
+        for i in 0..points.len() {
+            c[(i, i)] += jit;
+        }
+        c
+    }
+
+    fn max_abs_diff(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
+        let mut worst: f64 = 0.0;
+        for j in 0..a.ncols() {
+            for i in 0..a.nrows() {
+                worst = worst.max((a[(i, j)] - b[(i, j)]).abs());
+            }
+        }
+        worst
+    }
+
+    fn setup(kernel: Kernel, size: usize) -> (LatticePlan, Process, Points) {
+        let lattice = Lattice::new(vec![0.0], vec![1.0], vec![size]).unwrap();
+        let plan = LatticePlan::new(&kernel, lattice.clone()).unwrap();
+        let xs: Vec<f64> = [1, 3, 4, size - 2].iter().map(|&i| lattice.coordinate(0, i)).collect();
+        let d = Dataset::new(Points::from_1d(&xs), vec![0.7, -0.4, 0.9, 0.1]).unwrap();
+        let post = Posterior::fit(kernel, &d, 0.3).unwrap();
+        let q = Points::from_1d(&(0..size).map(|i| lattice.coordinate(0, i)).collect::<Vec<_>>());
+        (plan, Process::new(post, 0.8, 0.4).unwrap(), q)
+    }
+
+    #[test]
+    fn indefinite_minimal_embedding_is_enlarged_and_released_covariance_is_exact() {
+        // The squared-exponential kernel with ℓ = 0.4 on 11 points of [0, 1]:
+        // the minimal torus (period 2) has clearly negative eigenvalues.
+        let kernel = Kernel::new(KernelKind::SquaredExponential, 0.4).unwrap();
+        let lattice = Lattice::new(vec![0.0], vec![1.0], vec![11]).unwrap();
+        let minimal = LatticePlan::build(&kernel, lattice.clone(), 0);
+        assert!(matches!(minimal, Err(Error::Unsupported(_))), "the minimal embedding must be indefinite");
+        let (plan, process, q) = setup(kernel, 11);
+        assert!(plan.torus()[0] > smooth_size(20), "the torus was enlarged: {:?}", plan.torus());
+        let s = LatticeSampler::new(process, Arc::new(plan)).unwrap();
+        let implied = implied_covariance(&s, &q);
+        let exact = exact_covariance(&s, &q);
+        let err = max_abs_diff(&implied, &exact);
+        assert!(err < 1e-10, "released covariance differs from σ²k_D + η²k + jI by {err}");
+    }
+
+    #[test]
+    fn roundoff_negative_eigenvalues_are_clamped_without_changing_the_law() {
+        // Exponential kernel on a fine 2-D lattice: the minimal embedding is
+        // positive up to roundoff; whatever was clamped, the released
+        // covariance is σ²k_D + η²k + jI to floating-point accuracy.
+        let kernel = Kernel::exponential(0.5).unwrap();
+        let lattice = Lattice::new(vec![0.0, 0.0], vec![1.0, 1.0], vec![9, 7]).unwrap();
+        let plan = LatticePlan::new(&kernel, lattice.clone()).unwrap();
+        assert!(plan.min_relative_eigenvalue() > -1e-12);
+        let pts: Vec<[f64; 2]> = [(1, 1), (3, 5), (8, 0), (4, 4)]
+            .iter()
+            .map(|&(i, j)| [lattice.coordinate(0, i), lattice.coordinate(1, j)])
+            .collect();
+        let d = Dataset::new(Points::from_rows(&pts).unwrap(), vec![0.5, -0.5, 1.0, 0.2]).unwrap();
+        let post = Posterior::fit(kernel, &d, 0.5).unwrap();
+        let q: Vec<[f64; 2]> = (0..7)
+            .flat_map(|j| (0..9).map(move |i| (i, j)))
+            .map(|(i, j)| [lattice.coordinate(0, i), lattice.coordinate(1, j)])
+            .collect();
+        let q = Points::from_rows(&q).unwrap();
+        let s = LatticeSampler::new(Process::new(post, 1.3, 0.2).unwrap(), Arc::new(plan)).unwrap();
+        let err = max_abs_diff(&implied_covariance(&s, &q), &exact_covariance(&s, &q));
+        assert!(err < 1e-10, "{err}");
+    }
+
+    #[test]
+    fn persistently_indefinite_embeddings_are_refused() {
+        // ℓ = 3 on [0, 1]: even a torus 16 times the minimal one is indefinite.
+        let kernel = Kernel::new(KernelKind::SquaredExponential, 3.0).unwrap();
+        let lattice = Lattice::new(vec![0.0], vec![1.0], vec![11]).unwrap();
+        let e = LatticePlan::new(&kernel, lattice).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)) && e.to_string().contains("indefinite"), "{e}");
+        let c = Kernel::new(KernelKind::Constant, 1.0).unwrap();
+        assert!(LatticePlan::new(&c, Lattice::new(vec![0.0], vec![1.0], vec![5]).unwrap()).is_err());
+    }
+
+    #[test]
+    fn common_lattice_holds_both_grids() {
+        let l = Lattice::common(&[0.0, 0.0], &[1.0, 2.0], &[120, 5], &[239, 3]).unwrap();
+        assert_eq!(l.size(), &[239, 5]);
+        let l = Lattice::common(&[0.0], &[1.0], &[4], &[5]).unwrap();
+        assert_eq!(l.size(), &[13]);
+        assert_eq!(l.locate(&[1.0 / 3.0]), Some(4));
+        assert_eq!(l.locate(&[0.25]), Some(3));
+        assert_eq!(l.locate(&[0.3]), None);
     }
 }

@@ -10,42 +10,56 @@
 //! Cholesky factorisation, [`path`] lazily and consistently point set by
 //! point set, [`lattice`] by circulant embedding and the pathwise (Matheron)
 //! update when the query points and the covariates lie on a common regular
-//! lattice.
+//! lattice. [`auto`] chooses among them from public inputs only.
 //!
-//! **Jitter.** Dense samplers add independent N(0, j) noise to every
+//! These samplers draw from whatever posterior they are given: they know
+//! nothing of privacy. A private release goes through
+//! [`crate::mechanism::Mechanism`], which fits exactly the accounted
+//! posterior and draws exactly the accounted number of paths; outside the
+//! crate the samplers are reachable only as [`crate::nonprivate`], for
+//! simulations on synthetic data.
+//!
+//! **Jitter.** Every sampler adds independent N(0, j) noise to every
 //! released value, with j = (σ² + η²)·max(10⁻¹⁰, 100·m·u) (u the unit
 //! roundoff, m the number of points). Adding independent, data-free noise to
 //! a released draw is post-processing: it cannot weaken the guarantee. j
 //! depends only on public quantities, never on whether a factorisation
 //! succeeded (an adaptive jitter would depend on the data); it is reported
-//! with every draw. Eigenvalues are never clipped.
+//! with every draw. Eigenvalues are never clipped below their computed value
+//! except at the level of FFT roundoff (see [`lattice`]).
 
+pub mod auto;
 pub mod dense;
 pub mod lattice;
 pub mod path;
 
+use std::sync::Arc;
+
 use faer::Mat;
 
 use crate::error::{Error, Result, non_negative};
-use crate::points::Points;
+use crate::model::draws::Draws;
+use crate::model::points::Points;
 use crate::posterior::Posterior;
 use crate::rng::ReleaseRng;
 
+pub use auto::{SamplerPlan, SamplerPolicy};
 pub use dense::DenseSampler;
-pub use lattice::{Lattice, LatticeSampler};
+pub use lattice::{Lattice, LatticePlan, LatticeSampler};
 pub use path::SamplePath;
 
-/// The released process f = μ_D + σ·z + η·g for a fitted posterior.
-#[derive(Debug, Clone, Copy)]
-pub struct Process<'a> {
-    posterior: &'a Posterior,
+/// The released process f = μ_D + σ·z + η·g for a fitted posterior (shared,
+/// so that samplers and lazy paths can own it).
+#[derive(Debug, Clone)]
+pub struct Process {
+    posterior: Arc<Posterior>,
     scale: f64,
     gp_noise: f64,
 }
 
-impl<'a> Process<'a> {
+impl Process {
     /// Requires a finite σ > 0 (a release needs a finite scale) and η ≥ 0.
-    pub fn new(posterior: &'a Posterior, scale: f64, gp_noise: f64) -> Result<Self> {
+    pub fn new(posterior: impl Into<Arc<Posterior>>, scale: f64, gp_noise: f64) -> Result<Self> {
         if !(scale.is_finite() && scale > 0.0) {
             return Err(Error::InvalidParameter {
                 name: "scale σ",
@@ -54,12 +68,12 @@ impl<'a> Process<'a> {
             });
         }
         non_negative("GP noise η", gp_noise)?;
-        Ok(Process { posterior, scale, gp_noise })
+        Ok(Process { posterior: posterior.into(), scale, gp_noise })
     }
 
     /// The posterior.
-    pub fn posterior(&self) -> &'a Posterior {
-        self.posterior
+    pub fn posterior(&self) -> &Posterior {
+        &self.posterior
     }
 
     /// σ.
@@ -112,7 +126,15 @@ pub struct SampledPaths {
 /// A sampler of L independent released paths at a finite point set.
 pub trait Sampler {
     /// `draws` independent draws of the released process, jointly at `points`.
-    fn sample(&self, points: &Points, draws: usize, rng: &mut ReleaseRng) -> Result<SampledPaths>;
+    fn sample(&self, points: &Points, draws: Draws, rng: &mut ReleaseRng) -> Result<SampledPaths>;
+}
+
+/// Refuses L draws at m points whose values alone would not fit in memory
+/// (L·m f64 besides the sampler's own workspace).
+pub(crate) fn check_values(m: usize, draws: Draws) -> Result<usize> {
+    let l = draws.to_usize()?;
+    crate::posterior::check_dense("the released values (draws × points)", l, m)?;
+    Ok(l)
 }
 
 /// Distinct points (exact coordinate equality) and, for each input point,

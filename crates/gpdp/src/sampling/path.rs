@@ -6,7 +6,7 @@ use faer::Mat;
 
 use super::{Process, cholesky};
 use crate::error::{Error, Result};
-use crate::points::Points;
+use crate::model::points::Points;
 use crate::rng::ReleaseRng;
 
 /// One draw f of the released process, revealed batch by batch.
@@ -25,10 +25,12 @@ use crate::rng::ReleaseRng;
 /// X₁ ∪ X₂ (SPEC §1, lazy evaluation), so adaptive queries cost no extra
 /// privacy budget. A point already revealed returns its stored value exactly.
 /// Every new point carries the data-free jitter j of [`Process::jitter`]
-/// (independent noise, post-processing).
+/// (independent noise, post-processing). The path reveals at most
+/// `max_points` distinct points (memory grows as its square).
 #[derive(Debug, Clone)]
-pub struct SamplePath<'a> {
-    process: Process<'a>,
+pub struct SamplePath {
+    process: Process,
+    max_points: usize,
     revealed: Points,
     values: Vec<f64>,
     whitened: Vec<f64>,
@@ -41,21 +43,29 @@ fn key(x: &[f64]) -> Vec<u64> {
     x.iter().map(|v| if *v == 0.0 { 0 } else { v.to_bits() }).collect()
 }
 
-impl<'a> SamplePath<'a> {
-    /// A new, unrevealed draw. `max_points` fixes the jitter scale
-    /// (j = [`Process::jitter`] of that many points) so that every batch uses
-    /// the same public jitter.
-    pub fn new(process: Process<'a>, max_points: usize) -> Self {
+impl SamplePath {
+    /// A new, unrevealed draw that will reveal at most `max_points` distinct
+    /// points. `max_points` also fixes the jitter scale (j =
+    /// [`Process::jitter`] of that many points), so that every batch uses the
+    /// same public jitter.
+    pub fn new(process: Process, max_points: usize) -> Self {
         let dim = process.posterior().train_x().dim();
+        let jitter = process.jitter(max_points.max(1));
         SamplePath {
             process,
+            max_points: max_points.max(1),
             revealed: Points::new(Vec::new(), dim).expect("dimension ≥ 1"),
             values: Vec::new(),
             whitened: Vec::new(),
             chol: Mat::zeros(0, 0),
             index: HashMap::new(),
-            jitter: process.jitter(max_points.max(1)),
+            jitter,
         }
+    }
+
+    /// The most distinct points this path will reveal.
+    pub fn max_points(&self) -> usize {
+        self.max_points
     }
 
     /// The jitter variance added to each revealed value.
@@ -86,6 +96,14 @@ impl<'a> SamplePath<'a> {
                 pending.insert(k, self.values.len() + new.len());
                 new.push(x)?;
             }
+        }
+        if self.values.len() + new.len() > self.max_points {
+            return Err(Error::TooLarge(format!(
+                "this path may reveal at most {} distinct points ({} revealed, {} new asked); its memory grows as the square of the revealed set",
+                self.max_points,
+                self.values.len(),
+                new.len()
+            )));
         }
         if !new.is_empty() {
             self.extend(&new, rng)?;

@@ -1,0 +1,14 @@
+//! One module per subcommand: each parses its flags, calls the library and
+//! writes its outputs through [`crate::output`].
+
+pub mod account;
+pub mod calibrate;
+pub mod demo;
+pub mod excursion;
+pub mod excursion2d;
+pub mod figure;
+pub mod hexbin;
+pub mod mia;
+pub mod posterior;
+pub mod realdata;
+pub mod release;

@@ -1,0 +1,85 @@
+//! `gpdp posterior`: non-private posterior mean and variance (diagnostics).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use gpdp::{Kernel, KernelKind, Posterior};
+
+use crate::args::parse_f64;
+use gpdp::io::{read_dataset, read_table};
+
+use crate::output::files::write_atomically;
+
+/// Arguments of `gpdp posterior`.
+#[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
+#[command(
+    long_about = "Non-private posterior mean μ_D and variance σ²·k_D(x, x) at query points.\n\nThis prints the posterior itself, which is NOT differentially private: use it only on public or synthetic data (e.g. to check a model before a release)."
+)]
+pub struct PosteriorArgs {
+    /// Training data CSV: covariate columns x (1-D) or x1..xd, and y.
+    #[arg(long, value_name = "CSV")]
+    pub data: PathBuf,
+
+    /// Query points CSV: the same covariate columns (other columns ignored).
+    #[arg(long, value_name = "CSV")]
+    pub at: PathBuf,
+
+    /// Kernel (exponential, matern32, matern52, squared-exponential, constant, diagonal).
+    #[arg(long, value_name = "KERNEL")]
+    pub kernel: KernelKind,
+
+    /// Lengthscale ℓ > 0 (ignored by constant and diagonal kernels).
+    #[arg(long, value_name = "ℓ", value_parser = parse_f64, default_value = "1")]
+    pub lengthscale: f64,
+
+    /// Effective ridge r > 0 (r² = noise variance / σ²).
+    #[arg(long, value_name = "r", value_parser = parse_f64)]
+    pub ridge: f64,
+
+    /// Kernel scale σ > 0 (the variance column is σ²·k_D(x, x)).
+    #[arg(long, value_name = "σ", value_parser = parse_f64, default_value = "1")]
+    pub scale: f64,
+
+    /// Output CSV (default: standard output).
+    #[arg(long, value_name = "CSV")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(a: PosteriorArgs) -> Result<()> {
+    if !(a.scale.is_finite() && a.scale > 0.0) {
+        bail!("scale σ ({}) must be a finite number > 0", a.scale);
+    }
+    let kernel = Kernel::new(a.kernel, a.lengthscale)?;
+    let (names, data) = read_dataset(&a.data)?;
+    let query = read_table(&a.at, false)?;
+    if query.x.dim() != data.dim() {
+        bail!("{} has {}-D covariates but {} has {}-D", a.at.display(), query.x.dim(), a.data.display(), data.dim());
+    }
+    let post = Posterior::fit(kernel, &data, a.ridge)?;
+    let mean = post.mean(&query.x)?;
+    let var = post.variance(&query.x)?;
+    let s2 = a.scale * a.scale;
+    let mut buf = Vec::new();
+    {
+        let mut w = csv::Writer::from_writer(&mut buf);
+        let mut header = names.clone();
+        header.push("mean".into());
+        header.push("variance".into());
+        w.write_record(&header)?;
+        for (i, x) in query.x.iter().enumerate() {
+            let mut rec: Vec<String> = x.iter().map(|v| format!("{v}")).collect();
+            rec.push(format!("{}", mean[i]));
+            rec.push(format!("{}", s2 * var[i]));
+            w.write_record(&rec)?;
+        }
+        w.flush()?;
+    }
+    match &a.out {
+        Some(p) => write_atomically(p, &buf)?,
+        None => std::io::stdout().lock().write_all(&buf)?,
+    }
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! `gpdp release`: the private release of posterior sample paths.
+//!
+//! The command parses flags and files, builds the library's
+//! [`gpdp::Mechanism`] from the public flags, lets it release, and writes the
+//! published folder atomically ([`crate::output::release`]). Facts about the
+//! private data (clipping counts, timings) go to stderr and, with `--log`, to
+//! an operator log outside the published folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use gpdp::{
+    CovariateLattice, Dataset, Diagnostics, Grid, Mechanism, MechanismParams, OnUnbounded, PrivateRelease, Query,
+    ReleaseRng, SamplerPolicy, Solve,
+};
+use serde_json::json;
+
+use crate::args::{ReleaseArgs, parse_f64};
+use crate::output::files::{check_log_outside, check_out_dir, write_atomically, write_dir_atomically};
+use crate::output::release::write_release;
+
+/// Arguments of `gpdp release`.
+#[derive(Args, Debug, Clone)]
+#[command(allow_negative_numbers = true)]
+#[command(
+    long_about = "Release L posterior sample paths of a Gaussian process fitted to private data, with an (ε, δ)-differential-privacy guarantee (Theorem 3.1 / Proposition 2).\n\nHyperparameters (kernel, ℓ, σ, η, and r or the target ε) must NOT be tuned on the private data: choose them on public or synthetic data, or from domain knowledge. Tuning them on the private data voids the guarantee.\n\nThe --out folder holds only what may be published: paths.csv, report.json and the map/GeoJSON or paths figure, all computed from the released draws and public inputs. Facts about the private data (how many responses were clipped, timings) are printed on stderr and, with --log, written to an operator log that must stay private (it is refused inside --out)."
+)]
+pub struct ReleaseCmdArgs {
+    /// Private training data CSV: covariate columns x (1-D) or x1..xd, and y.
+    #[arg(long, value_name = "CSV")]
+    pub data: PathBuf,
+
+    #[command(flatten)]
+    pub model: ReleaseArgs,
+
+    /// Target δ ∈ (0, 1) of the guarantee.
+    #[arg(long, value_name = "δ", value_parser = parse_f64)]
+    pub delta: f64,
+
+    /// Calibrate to this ε instead of giving --ridge (see --solve).
+    #[arg(long = "target-epsilon", value_name = "ε", value_parser = parse_f64)]
+    pub target_epsilon: Option<f64>,
+
+    /// With --target-epsilon: which parameter to calibrate (ridge, scale or gp-noise).
+    #[arg(long, value_name = "PARAM", default_value = "ridge", requires = "target_epsilon")]
+    pub solve: Solve,
+
+    /// Query grid over the interval/box domain, end points included: N (every axis) or N1xN2.
+    #[arg(long, value_name = "N[xM]", conflicts_with = "at")]
+    pub grid: Option<String>,
+
+    /// Query points CSV (covariate columns as in --data).
+    #[arg(long, value_name = "CSV")]
+    pub at: Option<PathBuf>,
+
+    /// Output directory: the published release (created; refused if it exists
+    /// and is not empty, unless --force).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Replace an existing non-empty output directory.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Refuse to release (write nothing) if the guarantee's ε exceeds this.
+    #[arg(long = "max-epsilon", value_name = "ε", value_parser = parse_f64)]
+    pub max_epsilon: Option<f64>,
+
+    /// Excursion level t for the map contour and excursion.geojson ({f ≥ t}).
+    #[arg(long, value_name = "t", value_parser = parse_f64, default_value = "0")]
+    pub threshold: f64,
+
+    /// Responses beyond --response-bound: clip (default) or reject.
+    #[arg(long = "on-unbounded", value_name = "clip|reject", default_value = "clip")]
+    pub on_unbounded: OnUnbounded,
+
+    /// Sampler: auto (lattice when --grid and --covariate-lattice allow it,
+    /// else dense), dense, or lattice. Chosen from public inputs only.
+    #[arg(long, value_name = "auto|dense|lattice", default_value = "auto")]
+    pub sampler: SamplerPolicy,
+
+    /// Declare (publicly) that every covariate lies on the regular lattice of
+    /// N (or N1xN2) points per axis over the domain's box, end points
+    /// included — e.g. sensors on a survey grid. Enables the fast exact
+    /// lattice sampler on --grid queries; data off the lattice are refused.
+    #[arg(long = "covariate-lattice", value_name = "N[xM]")]
+    pub covariate_lattice: Option<String>,
+
+    /// Operator log (JSON) of facts about the private data — clipping count,
+    /// timings, the sampler's reason. PRIVATE: keep it out of anything you
+    /// publish (refused inside --out).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// Reproducible draws for experiments and tests. The output is then NOT a
+    /// private release (report.json says "private": false).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+
+    /// Print report.json to standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ReleaseCmdArgs {
+    /// The checked (and, with --target-epsilon, calibrated) mechanism for n
+    /// records — from public flags only.
+    pub fn mechanism(&self, n: usize) -> Result<Mechanism> {
+        let calibrating = self.target_epsilon.is_some();
+        if calibrating && self.model.ridge.is_some() && self.solve == Solve::Ridge {
+            bail!("give either --ridge or --target-epsilon (which calibrates the ridge), not both");
+        }
+        if !calibrating && self.model.ridge.is_none() {
+            bail!("missing --ridge r (or --target-epsilon ε to calibrate it)");
+        }
+        if self.solve == Solve::Draws {
+            bail!("--solve draws is not available for a release; fix --draws");
+        }
+        let res = self.model.resolve(
+            n,
+            !calibrating || self.solve != Solve::Ridge,
+            !calibrating || self.solve != Solve::Scale,
+        )?;
+        let dim = res.params.domain.dim();
+        let mut p = MechanismParams::new(res.params, self.delta);
+        p.draws = res.draws;
+        p.conversion = res.conversion;
+        p.on_unbounded = self.on_unbounded;
+        p.sampler = self.sampler;
+        p.covariate_lattice = self.covariate_lattice.as_deref().map(|s| CovariateLattice::parse(s, dim)).transpose()?;
+        p.max_epsilon = self.max_epsilon;
+        Ok(match self.target_epsilon {
+            Some(eps) => p.calibrate(self.solve, eps)?,
+            None => p.check()?,
+        })
+    }
+
+    /// The query and its coordinate column names.
+    pub fn query(&self, data_names: &[String], dim: usize) -> Result<(Query, Vec<String>)> {
+        let domain = self.model.domain.as_ref().context("missing --domain (e.g. interval:0,1 or box:0,1,0,1)")?;
+        match (&self.grid, &self.at) {
+            (Some(g), None) => Ok((Query::Grid(Grid::parse(g, domain)?), data_names.to_vec())),
+            (None, Some(p)) => {
+                let t = gpdp::io::read_table(p, false)?;
+                if t.x.dim() != dim {
+                    bail!("{} has {}-D points but the data are {}-D", p.display(), t.x.dim(), dim);
+                }
+                Ok((Query::Points(t.x), t.x_names))
+            }
+            _ => bail!("give the query points: --grid N[xM] or --at points.csv"),
+        }
+    }
+}
+
+/// The generator of a release: OS-seeded ChaCha20, or — with `--seed` — a
+/// reproducible one, announced on stderr as NOT a private release.
+pub fn release_rng(seed: Option<u64>) -> Result<ReleaseRng> {
+    Ok(match seed {
+        Some(s) => {
+            eprintln!(
+                "warning: --seed {s} makes the draws reproducible: this is NOT a private release (report.json says \"private\": false)"
+            );
+            ReleaseRng::seeded(s)
+        }
+        None => ReleaseRng::from_os()?,
+    })
+}
+
+/// Tells the operator, on stderr, what the release did with the private
+/// data (never written into the published folder).
+pub fn report_diagnostics(d: &Diagnostics, rel: &PrivateRelease, bound: f64) {
+    let c = d.policy.responses_clipped;
+    if c > 0 {
+        eprintln!("operator note (private, not published): clipped {c} response(s) to [−{bound}, {bound}]");
+    }
+    if d.policy.covariates_snapped > 0 {
+        eprintln!(
+            "operator note (private, not published): moved {} covariate(s) by < 1e-6 of the spacing onto the declared lattice",
+            d.policy.covariates_snapped
+        );
+    }
+    eprintln!(
+        "sampler: {} ({}); fit {:.2} s, sampling {:.2} s",
+        rel.report.sampler.plan.method, rel.report.sampler.plan.reason, d.fit_seconds, d.sample_seconds
+    );
+}
+
+/// The operator log: what the published folder must not contain.
+pub fn write_operator_log(path: &Path, command: &str, data: &str, out: &Path, rel: &PrivateRelease) -> Result<()> {
+    let log = json!({
+        "note": "PRIVATE operator log: facts about the private data that the guarantee does not cover. Do not publish.",
+        "gpdp_version": env!("CARGO_PKG_VERSION"),
+        "command": command,
+        "data": data,
+        "published_folder": out.display().to_string(),
+        "epsilon": rel.report.privacy.epsilon,
+        "delta": rel.report.privacy.delta,
+        "private": rel.report.private,
+        "sampler": {"method": rel.report.sampler.plan.method, "reason": rel.report.sampler.plan.reason},
+        "diagnostics": rel.diagnostics,
+    });
+    write_atomically(path, &serde_json::to_vec_pretty(&log)?)
+}
+
+pub fn run(a: ReleaseCmdArgs) -> Result<()> {
+    let name = a.data.display().to_string();
+    check_out_dir(&a.out, a.force)?;
+    if let Some(log) = &a.log {
+        check_log_outside(log, &a.out)?;
+    }
+    let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset(&a.data)?;
+    let mechanism = a.mechanism(data.len())?;
+    let (query, names) = a.query(&names, data.dim())?;
+    let mut rng = release_rng(a.seed)?;
+    let rel = mechanism.release(&data, &query, &mut rng).with_context(|| name.clone())?;
+    let outputs = write_dir_atomically(&a.out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;
+    report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
+    if let Some(log) = &a.log {
+        write_operator_log(log, "release", &name, &a.out, &rel)?;
+    }
+    if a.json {
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(a.out.join("report.json"))?)?;
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("wrote {} into {}", outputs.join(", "), a.out.display());
+        println!("{}", rel.report.statement);
+    }
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! What the commands write: files and directories that appear whole or not
+//! at all ([`files`]), the release folder ([`release`]), figures ([`plot`])
+//! and human-readable privacy reports ([`report`]).
+
+pub mod files;
+pub mod plot;
+pub mod release;
+pub mod report;

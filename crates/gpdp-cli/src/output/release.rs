@@ -1,0 +1,143 @@
+//! The published folder of a release: `paths.csv`, `report.json`, and for a
+//! 2-D grid `map.png` + `excursion.geojson`, for a 1-D grid `paths.png`.
+//!
+//! Every file is a function of the released values and public inputs only:
+//! the file list depends on the query's shape, the figures and the GeoJSON
+//! on the paths, `report.json` is the mechanism's public report plus the
+//! file list and the map's threshold. Diagnostics about the data (clipping
+//! counts, timings) never come here; they go to stderr and the operator log.
+
+use std::path::Path;
+
+use anyhow::Result;
+use gpdp::postprocess::{Grid2, excursion_geojson, excursion_polygons};
+use gpdp::{PrivateRelease, Query, ReleaseReport};
+use serde::Serialize;
+use serde_json::json;
+
+use super::plot::{Contour, HeatPanel, LineChart, Palette, Series, SeriesStyle, heatmap_figure, line_charts};
+
+/// `report.json`: the mechanism's report, the published files and the
+/// threshold of the map and the GeoJSON.
+#[derive(Serialize)]
+struct PublishedReport<'a> {
+    #[serde(flatten)]
+    release: &'a ReleaseReport,
+    threshold: f64,
+    outputs: &'a [String],
+}
+
+/// The files a release of `query` publishes, in order (public).
+pub fn published_files(query: &Query) -> Vec<String> {
+    let mut out = vec!["paths.csv".to_string(), "report.json".to_string()];
+    if let Query::Grid(g) = query {
+        match g.counts().len() {
+            2 => out.extend(["map.png".to_string(), "excursion.geojson".to_string()]),
+            1 => out.push("paths.png".to_string()),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Writes the published folder of `rel` into `dir` (which exists); `names`
+/// are the coordinate column names, `threshold` the level t of {f ≥ t}.
+pub fn write_release(
+    dir: &Path,
+    rel: &PrivateRelease,
+    query: &Query,
+    names: &[String],
+    threshold: f64,
+) -> Result<Vec<String>> {
+    let pts = query.points();
+    let draws = rel.paths.len();
+    let mut w = csv::Writer::from_path(dir.join("paths.csv"))?;
+    let mut header: Vec<String> = names.to_vec();
+    header.extend((1..=draws).map(|l| format!("path_{l}")));
+    w.write_record(&header)?;
+    for (i, x) in pts.iter().enumerate() {
+        let mut rec: Vec<String> = x.iter().map(|v| format!("{v}")).collect();
+        rec.extend(rel.paths.iter().map(|p| format!("{}", p[i])));
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    let report = &rel.report;
+    let eps_line = format!(
+        "ε = {:.3}, δ = {:.2e}{}",
+        report.privacy.epsilon,
+        report.privacy.delta,
+        if report.private { "" } else { " (seeded: not private)" }
+    );
+    if let Query::Grid(g) = query {
+        let (counts, lo, hi) = (g.counts(), g.lower(), g.upper());
+        if counts.len() == 2 {
+            let grid = Grid2::new(counts[0], counts[1], (lo[0], hi[0]), (lo[1], hi[1]), rel.paths[0].clone())?;
+            let panel = HeatPanel {
+                title: format!("released path 1 ({eps_line})"),
+                grid: &grid,
+                palette: Palette::Diverging,
+                range: None,
+                contours: vec![Contour {
+                    grid: &grid,
+                    level: threshold,
+                    color: plotters::style::RGBColor(0, 0, 0),
+                    width: 2,
+                }],
+                points: vec![],
+                x_label: names[0].clone(),
+                y_label: names[1].clone(),
+                colorbar: true,
+            };
+            heatmap_figure(
+                &dir.join("map.png"),
+                &[panel],
+                720,
+                Some(&format!("gpdp release: excursion set {{f ≥ {threshold}}} (black)")),
+            )?;
+            let gj = excursion_geojson(
+                &excursion_polygons(&grid, threshold),
+                json!({
+                    "level": threshold,
+                    "set": format!("{{x : f(x) >= {threshold}}} of released path 1"),
+                    "epsilon": report.privacy.epsilon,
+                    "delta": report.privacy.delta,
+                    "private": report.private,
+                    "coordinates": "domain coordinates (x1, x2), not longitude/latitude",
+                }),
+            );
+            std::fs::write(dir.join("excursion.geojson"), serde_json::to_vec_pretty(&gj)?)?;
+        } else if counts.len() == 1 {
+            let xs: Vec<f64> = pts.iter().map(|x| x[0]).collect();
+            let series = rel
+                .paths
+                .iter()
+                .enumerate()
+                .take(20)
+                .map(|(l, p)| Series {
+                    label: if l < 5 { format!("path {}", l + 1) } else { String::new() },
+                    xs: xs.clone(),
+                    ys: p.clone(),
+                    err: None,
+                    style: SeriesStyle::Line,
+                    color: None,
+                })
+                .collect();
+            let chart = LineChart {
+                title: format!("released sample paths — {eps_line}"),
+                x_label: names[0].clone(),
+                y_label: "f(x)".into(),
+                log_x: false,
+                log_y: false,
+                series,
+                hlines: vec![(threshold, format!("t = {threshold}"))],
+                x_range: None,
+                y_range: None,
+            };
+            line_charts(&dir.join("paths.png"), &[chart], (900, 520))?;
+        }
+    }
+    let outputs = published_files(query);
+    let published = PublishedReport { release: report, threshold, outputs: &outputs };
+    std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&published)?)?;
+    Ok(outputs)
+}

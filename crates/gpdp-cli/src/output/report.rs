@@ -1,0 +1,97 @@
+//! Presenting privacy reports: the human-readable text, and table cells.
+//! The schema itself — what `--json` prints and `report.json` holds — is
+//! the library's [`gpdp::PrivacyReport`], serialised as it is.
+
+use gpdp::PrivacyReport;
+use serde_json::Value;
+
+/// A JSON value as a CSV cell: strings bare, null empty, numbers and
+/// booleans as JSON writes them (shortest round-trip form).
+pub fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn lemma_words(label: &str) -> &'static str {
+    match label {
+        "B.1" => "generic bounded-response bound",
+        "B.4" => "constant kernel",
+        "B.5" => "purely diagonal kernel",
+        "B.7" => "exponential kernel in 1-D",
+        "B.8" => "noiseless RKHS responses",
+        _ => "",
+    }
+}
+
+/// A short human-readable report; a composed report lists every component.
+pub fn report_text(r: &PrivacyReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let total = r.total_draws();
+    if r.components.len() == 1 {
+        let _ = writeln!(s, "Privacy of releasing L = {total} posterior sample path(s)");
+    } else {
+        let _ = writeln!(s, "Privacy of {} composed releases ({total} draws in all)", r.components.len());
+    }
+    for (i, c) in r.components.iter().enumerate() {
+        if r.components.len() > 1 {
+            let _ = writeln!(s, "  release {} (L = {})", i + 1, c.draws);
+        }
+        let sigma = if c.scale.is_infinite() { "∞ (covariance-only)".to_string() } else { format!("{}", c.scale) };
+        let _ = writeln!(s, "  kernel        {} (ℓ = {}) on {}", c.kernel, c.lengthscale, c.domain);
+        let _ = writeln!(s, "  data          n = {}, responses |y| ≤ M_Y = {}", c.n, c.response_bound);
+        let _ = writeln!(s, "  release       ridge r = {}, scale σ = {sigma}, GP noise η = {}", c.ridge, c.gp_noise);
+        let _ = writeln!(s, "  V̂_n           {:.6}   {}", c.variance_bound, c.variance_bound_source);
+        let _ = writeln!(
+            s,
+            "  Δ̂_n           {:.6}   Lemma {} ({}){}",
+            c.sensitivity,
+            c.sensitivity_source.label(),
+            lemma_words(c.sensitivity_source.label()),
+            match c.sensitivity_constants.label() {
+                Some(l) => format!(" — published constants: {l}"),
+                None => String::new(),
+            }
+        );
+        let _ = writeln!(s, "    covariance term 2ψ_α(τ̃)   {:.6} per draw  (τ̃ = {:.6})", c.covariance_term, c.tau);
+        let _ = writeln!(s, "    mean term                 {:.6} per draw", c.mean_term);
+    }
+    let _ = writeln!(s, "  order α       {:.6}   (admissible: 1 < α < {:.6})", r.alpha, r.alpha_max);
+    let _ = writeln!(s, "  RDP of all draws            {:.6}", r.rdp);
+    let conv = match r.conversion {
+        gpdp::Conversion::Paper => "paper (Mironov 2017)",
+        gpdp::Conversion::Improved => "improved (Canonne–Kamath–Steinke 2020 / Balle et al. 2020)",
+    };
+    let _ = writeln!(s, "  conversion    {conv}");
+    if r.epsilon_clamped_at_zero {
+        let _ = writeln!(
+            s,
+            "  note          the conversion is negative here; ε = 0 is reported (a valid (0, δ) statement)"
+        );
+    }
+    let _ = write!(s, "⇒ ({:.6}, {:e})-differentially private", r.epsilon, r.delta);
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpdp::{Draws, Kernel, ReleaseParams};
+
+    #[test]
+    fn cells_and_text_cover_every_component() {
+        assert_eq!(cell(&Value::Null), "");
+        assert_eq!(cell(&serde_json::json!("inf")), "inf");
+        assert_eq!(cell(&serde_json::json!(0.05)), "0.05");
+        let p = |n| ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), n, 1.0, 5.0);
+        let mut acc = gpdp::Accountant::new();
+        acc.compose(p(10).check().unwrap(), Draws::new(2).unwrap()).compose(p(20).check().unwrap(), Draws::ONE);
+        let r = acc.epsilon(0.05, gpdp::Conversion::Improved).unwrap();
+        let t = report_text(&r);
+        assert!(t.contains("2 composed releases (3 draws in all)"), "{t}");
+        assert!(t.contains("n = 10") && t.contains("n = 20"), "{t}");
+    }
+}

@@ -1,0 +1,110 @@
+//! A release evaluated lazily: L paths that answer evaluations batch by
+//! batch. Each batch is drawn from the exact conditional law of the path
+//! given everything it has revealed (SPEC §1), so any sequence of adaptive
+//! queries reveals one fixed draw and costs no more than the release.
+
+use super::report::ReleaseReport;
+use super::{Diagnostics, Mechanism};
+use crate::error::{Error, Result};
+use crate::model::points::Points;
+use crate::model::query::QuerySummary;
+use crate::rng::ReleaseRng;
+use crate::sampling::auto::{SamplerPolicy, SamplerSummary};
+use crate::sampling::{Process, SamplePath};
+
+/// The method name reported for lazy evaluation.
+pub const METHOD: &str = "lazy conditional Cholesky (one fixed draw per path, revealed batch by batch)";
+
+/// One released path, evaluated on demand.
+#[derive(Debug, Clone)]
+pub struct PrivatePath {
+    path: SamplePath,
+}
+
+impl PrivatePath {
+    /// Points revealed so far.
+    pub fn revealed(&self) -> usize {
+        self.path.revealed()
+    }
+}
+
+/// L lazily evaluated paths of one release, with its report and generator.
+#[derive(Debug, Clone)]
+pub struct LazyRelease {
+    paths: Vec<PrivatePath>,
+    rng: ReleaseRng,
+    report: ReleaseReport,
+    diagnostics: Diagnostics,
+}
+
+impl LazyRelease {
+    pub(super) fn new(
+        m: &Mechanism,
+        process: Process,
+        max_points: usize,
+        rng: ReleaseRng,
+        diagnostics: Diagnostics,
+    ) -> Result<Self> {
+        if max_points == 0 {
+            return Err(Error::InvalidParameter { name: "max points", value: "0".into(), requirement: ">= 1" });
+        }
+        let l = m.params.draws.to_usize()?;
+        let paths: Vec<PrivatePath> =
+            (0..l).map(|_| PrivatePath { path: SamplePath::new(process.clone(), max_points) }).collect();
+        let query = QuerySummary {
+            kind: "lazy",
+            points: max_points,
+            counts: None,
+            lower: None,
+            upper: None,
+            order: Some("evaluated on demand; `points` is the most each path reveals"),
+        };
+        let plan = SamplerSummary {
+            policy: SamplerPolicy::Dense,
+            method: METHOD,
+            reason: "lazy evaluation".into(),
+            lattice: None,
+            torus: None,
+        };
+        let jitter = paths[0].path.jitter();
+        let report = ReleaseReport::new(m, &rng, query, plan, jitter);
+        Ok(LazyRelease { paths, rng, report, diagnostics })
+    }
+
+    /// The number of paths L.
+    pub fn len(&self) -> usize {
+        self.paths.len()
+    }
+
+    /// Never true (L ≥ 1).
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// The public report of this release.
+    pub fn report(&self) -> &ReleaseReport {
+        &self.report
+    }
+
+    /// The operator's diagnostics (never publish).
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+
+    /// Path `l` (0-based) at `points`: stored values for points it has
+    /// revealed, exact conditional draws for new ones.
+    pub fn eval(&mut self, l: usize, points: &Points) -> Result<Vec<f64>> {
+        let n = self.paths.len();
+        let path = self.paths.get_mut(l).ok_or_else(|| Error::InvalidParameter {
+            name: "path index",
+            value: l.to_string(),
+            requirement: if n == 1 { "0 (the release has one path)" } else { "below the number of paths L" },
+        })?;
+        path.path.eval(points, &mut self.rng)
+    }
+
+    /// The paths.
+    pub fn paths(&self) -> &[PrivatePath] {
+        &self.paths
+    }
+}

@@ -1,0 +1,290 @@
+//! The private release: the one place where the accountant and the sampler
+//! meet (OpenDP's idea of a measurement that owns its privacy map; linfa's
+//! checked parameters).
+//!
+//! A [`Mechanism`] is built only from checked [`MechanismParams`] — the
+//! public description of the release (kernel, domain, n, ridge r, scale σ,
+//! GP noise η, response bound, sensitivity lemma, number of draws L, δ, the
+//! data policy and the sampler policy), optionally calibrated to a target ε.
+//! Building it computes the guarantee; it cannot change afterwards (the
+//! mechanism has no public fields and no setters). Then
+//! [`Mechanism::release`]
+//!
+//! 1. applies the data policy ([`crate::model::policy`]): exactly n records,
+//!    covariates in Ω (and on the declared lattice), responses clipped to
+//!    [−M_Y, M_Y] or refused;
+//! 2. fits the exact posterior with exactly the accounted r;
+//! 3. draws exactly the accounted L paths of f = μ_D + σz + ηg with the
+//!    sampler chosen from public inputs ([`crate::sampling::auto`]);
+//! 4. returns the paths together with the public [`ReleaseReport`] — and,
+//!    apart, the operator's [`Diagnostics`] (clipping counts, timings), which
+//!    are facts about the private data and must not be published.
+//!
+//! [`Mechanism::sample_paths`] is the same release evaluated lazily: L paths
+//! that can be evaluated anywhere, batch after batch, consistently and at no
+//! extra privacy cost (SPEC §1).
+//!
+//! # What is guaranteed
+//!
+//! Publishing the paths and the report of one call is (ε, δ)-differentially
+//! private for the replace-one relation on datasets of n records, with ε and
+//! δ as [`Mechanism::privacy`] reports (Theorem 3.1 / Proposition 2 with the
+//! bounds named in the report), provided the hyperparameters were chosen
+//! without the private data and the generator is OS-seeded
+//! ([`ReleaseRng::from_os`]). Every call is a fresh release: k calls on the
+//! same data cost k times the budget (compose them with
+//! [`crate::privacy::Accountant`]).
+
+mod lazy;
+mod report;
+
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::model::data::Dataset;
+use crate::model::draws::Draws;
+use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
+use crate::model::query::{CovariateLattice, Query};
+use crate::posterior::Posterior;
+use crate::privacy::{Calibration, Conversion, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
+use crate::rng::ReleaseRng;
+use crate::sampling::{Process, SamplerPlan, SamplerPolicy};
+
+pub use lazy::{LazyRelease, PrivatePath};
+pub use report::{CalibrationSummary, DataPolicySummary, ReleaseReport, statement};
+
+/// The public description of a release, before it is checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MechanismParams {
+    /// Kernel, domain, n, r, σ, η, M_Y and the sensitivity lemma.
+    pub release: ReleaseParams,
+    /// The number L of paths released.
+    pub draws: Draws,
+    /// δ of the guarantee.
+    pub delta: f64,
+    /// RDP → (ε, δ) conversion.
+    pub conversion: Conversion,
+    /// Clip or reject responses beyond M_Y.
+    pub on_unbounded: OnUnbounded,
+    /// Which exact sampler (chosen from public inputs).
+    pub sampler: SamplerPolicy,
+    /// A declared lattice holding every covariate, if any.
+    pub covariate_lattice: Option<CovariateLattice>,
+    /// Refuse to build the mechanism if ε would exceed this.
+    pub max_epsilon: Option<f64>,
+}
+
+impl MechanismParams {
+    /// One draw, the improved conversion, clipping, automatic sampler, no
+    /// lattice, no cap on ε.
+    pub fn new(release: ReleaseParams, delta: f64) -> Self {
+        MechanismParams {
+            release,
+            draws: Draws::ONE,
+            delta,
+            conversion: Conversion::default(),
+            on_unbounded: OnUnbounded::default(),
+            sampler: SamplerPolicy::default(),
+            covariate_lattice: None,
+            max_epsilon: None,
+        }
+    }
+
+    /// Checks the parameters and computes the guarantee.
+    ///
+    /// Errors: anything [`ReleaseParams::check`] refuses; σ = ∞ (a release
+    /// needs a finite scale); n < 2; a malformed data policy; ε above
+    /// `max_epsilon` (nothing is released).
+    pub fn check(&self) -> Result<Mechanism> {
+        let release = self.release.check()?;
+        let privacy = release.epsilon(self.draws, self.delta, self.conversion)?;
+        Mechanism::assemble(self.clone(), release, privacy, None)
+    }
+
+    /// Solves for the smallest ridge r, scale σ or GP noise η that meets
+    /// `target_epsilon` at δ with these L draws (the field being solved for
+    /// is ignored), then checks as [`Self::check`]. The number of draws is
+    /// not a release parameter to calibrate: fix it.
+    pub fn calibrate(&self, solve: Solve, target_epsilon: f64) -> Result<Mechanism> {
+        if solve == Solve::Draws {
+            return Err(Error::Unsupported(
+                "calibrating the number of draws is not available for a release; fix the draws and solve for ridge, scale or gp-noise".into(),
+            ));
+        }
+        let target = Target { epsilon: target_epsilon, delta: self.delta, conversion: self.conversion };
+        let c = calibrate(&self.release, self.draws, solve, target)?;
+        let mut params = self.clone();
+        match solve {
+            Solve::Ridge => params.release.ridge = c.value,
+            Solve::Scale => params.release.scale = c.value,
+            Solve::GpNoise => params.release.gp_noise = c.value,
+            Solve::Draws => unreachable!("refused above"),
+        }
+        let release = params.release.check()?;
+        let privacy = release.epsilon(params.draws, params.delta, params.conversion)?;
+        if privacy != c.report {
+            return Err(Error::Unreachable(format!(
+                "the calibrated {solve} = {} does not reproduce its own report (ε {} vs {})",
+                c.value, privacy.epsilon, c.report.epsilon
+            )));
+        }
+        Mechanism::assemble(params, release, privacy, Some((c, target_epsilon)))
+    }
+
+    fn policy(&self) -> DataPolicy {
+        DataPolicy {
+            domain: self.release.domain.clone(),
+            n: self.release.n,
+            response_bound: self.release.response_bound,
+            on_unbounded: self.on_unbounded,
+            covariate_lattice: self.covariate_lattice.clone(),
+        }
+    }
+}
+
+/// A checked, accounted release mechanism. Built only by
+/// [`MechanismParams::check`] or [`MechanismParams::calibrate`]; immutable.
+#[derive(Debug, Clone)]
+pub struct Mechanism {
+    params: MechanismParams,
+    release: Release,
+    privacy: PrivacyReport,
+    calibration: Option<CalibrationSummary>,
+    policy: DataPolicy,
+}
+
+/// Released values and their public report, plus the operator's diagnostics.
+#[derive(Debug, Clone)]
+pub struct PrivateRelease {
+    /// `paths[l][i]`: draw l at query point i (exactly L draws).
+    pub paths: Vec<Vec<f64>>,
+    /// Everything publishable about the release (public inputs only).
+    pub report: ReleaseReport,
+    /// Facts about the private data for the operator: never publish.
+    pub diagnostics: Diagnostics,
+}
+
+/// What the operator may want to know about a release and must not publish:
+/// these depend on the private data.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Diagnostics {
+    /// What the data policy changed.
+    pub policy: PolicyOutcome,
+    /// Seconds spent fitting the posterior.
+    pub fit_seconds: f64,
+    /// Seconds spent sampling.
+    pub sample_seconds: f64,
+}
+
+impl Mechanism {
+    fn assemble(
+        params: MechanismParams,
+        release: Release,
+        privacy: PrivacyReport,
+        calibration: Option<(Calibration, f64)>,
+    ) -> Result<Mechanism> {
+        let r = &params.release;
+        if !r.scale.is_finite() {
+            return Err(Error::InvalidParameter {
+                name: "scale σ",
+                value: "inf".into(),
+                requirement: "finite for a release (σ = inf is only meaningful for the accountant)",
+            });
+        }
+        if r.n < 2 {
+            return Err(Error::InvalidParameter {
+                name: "n",
+                value: r.n.to_string(),
+                requirement: ">= 2 for a release (a release needs at least 2 records)",
+            });
+        }
+        if let Some(max) = params.max_epsilon {
+            if !(max > 0.0) {
+                return Err(Error::InvalidParameter {
+                    name: "max ε",
+                    value: crate::error::fmt_value(max),
+                    requirement: "a number > 0",
+                });
+            }
+            if !(privacy.epsilon <= max) {
+                return Err(Error::BudgetExceeded(format!(
+                    "refusing to release: the guarantee is ε = {:.6} > max ε = {max} (nothing released)",
+                    privacy.epsilon
+                )));
+            }
+        }
+        let policy = params.policy();
+        policy.check()?;
+        let calibration = calibration.map(|(c, target)| CalibrationSummary::new(&c, target));
+        Ok(Mechanism { params, release, privacy, calibration, policy })
+    }
+
+    /// The parameters (after calibration: with the solved value).
+    pub fn params(&self) -> &MechanismParams {
+        &self.params
+    }
+
+    /// The checked release description (for composing in an accountant).
+    pub fn accounted_release(&self) -> &Release {
+        &self.release
+    }
+
+    /// The guarantee of one call of [`Self::release`] (known before any data).
+    pub fn privacy(&self) -> &PrivacyReport {
+        &self.privacy
+    }
+
+    /// The calibration evidence, if the mechanism was calibrated.
+    pub fn calibration(&self) -> Option<&CalibrationSummary> {
+        self.calibration.as_ref()
+    }
+
+    /// The sampler that would serve `query` (public inputs only).
+    pub fn plan(&self, query: &Query) -> Result<SamplerPlan> {
+        let r = &self.params.release;
+        SamplerPlan::new(self.params.sampler, &r.kernel, &r.domain, query, self.params.covariate_lattice.as_ref())
+    }
+
+    fn fit(&self, data: &Dataset) -> Result<(Process, PolicyOutcome, f64)> {
+        let t = Instant::now();
+        let (data, outcome) = self.policy.apply(data)?;
+        let r = &self.params.release;
+        let posterior = Posterior::fit(r.kernel, &data, r.ridge)?;
+        let process = Process::new(posterior, r.scale, r.gp_noise)?;
+        Ok((process, outcome, t.elapsed().as_secs_f64()))
+    }
+
+    /// Releases exactly L paths at `query` (see the module docs). Nothing is
+    /// returned unless every step succeeded.
+    pub fn release(&self, data: &Dataset, query: &Query, rng: &mut ReleaseRng) -> Result<PrivateRelease> {
+        let plan = self.plan(query)?;
+        let (process, outcome, fit_seconds) = self.fit(data)?;
+        let t = Instant::now();
+        let sampled = plan.sampler(process)?.sample(query.points(), self.params.draws, rng)?;
+        let sample_seconds = t.elapsed().as_secs_f64();
+        debug_assert_eq!(sampled.values.len() as u64, self.params.draws.get());
+        let report = ReleaseReport::new(self, rng, query.summary(), plan.summary(), sampled.jitter);
+        Ok(PrivateRelease {
+            paths: sampled.values,
+            report,
+            diagnostics: Diagnostics { policy: outcome, fit_seconds, sample_seconds },
+        })
+    }
+
+    /// The same release, evaluated lazily: L paths, each revealing at most
+    /// `max_points` distinct points (a public cap that fixes the jitter and
+    /// bounds memory). The generator is kept by the release.
+    pub fn sample_paths(&self, data: &Dataset, max_points: usize, rng: ReleaseRng) -> Result<LazyRelease> {
+        let (process, outcome, fit_seconds) = self.fit(data)?;
+        LazyRelease::new(
+            self,
+            process,
+            max_points,
+            rng,
+            Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

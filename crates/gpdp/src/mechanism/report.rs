@@ -1,0 +1,160 @@
+//! The public report of a release (`report.json`): a function of the public
+//! parameters, the query, the sampler plan and the generator's kind only.
+//! Nothing here depends on the private data — no counts of clipped values,
+//! no timings, no sampler decisions that look at the covariates.
+
+use serde::Serialize;
+
+use super::Mechanism;
+use crate::model::policy::OnUnbounded;
+use crate::model::query::QuerySummary;
+use crate::privacy::{Calibration, PrivacyReport, Solve};
+use crate::rng::ReleaseRng;
+use crate::sampling::auto::SamplerSummary;
+
+/// The reminder every report carries about hyperparameters.
+pub const HYPERPARAMETERS_NOTE: &str = "Kernel, lengthscale, scale, GP noise and ridge (or target ε) must be chosen without the private data (public data, synthetic data or domain knowledge); tuning them on the private data voids this guarantee.";
+
+/// The floating-point caveat every report carries.
+pub const FLOATING_POINT_NOTE: &str =
+    "Gaussian variates are f64 and not hardened against least-significant-bit attacks (Mironov 2012).";
+
+/// What the jitter is.
+pub const JITTER_NOTE: &str =
+    "independent N(0, jitter) noise added to every released value: data-free, post-processing";
+
+/// The calibration behind a calibrated mechanism.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrationSummary {
+    /// Which parameter was solved for.
+    pub solve: Solve,
+    /// Its value.
+    pub value: f64,
+    /// The target ε.
+    pub target_epsilon: f64,
+    /// A value 0.1% more permissive …
+    pub permissive_value: f64,
+    /// … and its ε, which exceeds the target (absent when the solved value is
+    /// the smallest possible, e.g. η = 0).
+    pub permissive_epsilon: Option<f64>,
+}
+
+impl CalibrationSummary {
+    pub(crate) fn new(c: &Calibration, target_epsilon: f64) -> Self {
+        CalibrationSummary {
+            solve: c.solve,
+            value: c.value,
+            target_epsilon,
+            permissive_value: c.permissive_value,
+            permissive_epsilon: c.permissive_epsilon.is_finite().then_some(c.permissive_epsilon),
+        }
+    }
+}
+
+/// The data policy as a report states it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DataPolicySummary {
+    /// Number of records n (public).
+    pub n: usize,
+    /// Covariate dimension.
+    pub dimension: usize,
+    /// The domain Ω every covariate lies in.
+    pub domain: String,
+    /// M_Y.
+    pub response_bound: f64,
+    /// Clip or reject.
+    pub on_unbounded: OnUnbounded,
+    /// The declared covariate lattice (points per axis), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub covariate_lattice: Option<Vec<usize>>,
+}
+
+/// The sampler as a report states it: the plan, and the post-processing
+/// noise added to every value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SamplerReport {
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: SamplerSummary,
+    /// Variance j of the independent, data-free noise on every value.
+    pub jitter: f64,
+    /// What j is.
+    pub jitter_note: &'static str,
+}
+
+/// Everything publishable about one release.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReleaseReport {
+    /// The version of gpdp that made the release.
+    pub gpdp_version: &'static str,
+    /// True only for draws from an OS-seeded generator.
+    pub private: bool,
+    /// The guarantee in one sentence.
+    pub statement: String,
+    /// Present for seeded (reproducible, not private) output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// The generator.
+    pub generator: String,
+    /// The (ε, δ) statement with all its components.
+    pub privacy: PrivacyReport,
+    /// The calibration, if any.
+    pub calibration: Option<CalibrationSummary>,
+    /// The data policy.
+    pub data_policy: DataPolicySummary,
+    /// Where the paths were evaluated.
+    pub query: QuerySummary,
+    /// How they were drawn.
+    pub sampler: SamplerReport,
+    /// About choosing hyperparameters.
+    pub hyperparameters: &'static str,
+    /// About floating point.
+    pub floating_point: &'static str,
+}
+
+/// The guarantee in one line: "(ε, δ)-differentially private release of L
+/// posterior sample path(s) (n, r, σ, η, conversion)", marked when the
+/// generator was seeded.
+pub fn statement(r: &PrivacyReport, private: bool) -> String {
+    let c = &r.components[0];
+    let base = format!(
+        "({:.4}, {:.3e})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, {} conversion)",
+        r.epsilon,
+        r.delta,
+        r.total_draws(),
+        c.n,
+        c.ridge,
+        c.scale,
+        c.gp_noise,
+        r.conversion
+    );
+    if private { base } else { format!("{base} — SEEDED: reproducible, NOT a private release") }
+}
+
+impl ReleaseReport {
+    pub(crate) fn new(m: &Mechanism, rng: &ReleaseRng, query: QuerySummary, plan: SamplerSummary, jitter: f64) -> Self {
+        let private = rng.is_private();
+        let p = &m.params;
+        ReleaseReport {
+            gpdp_version: env!("CARGO_PKG_VERSION"),
+            private,
+            statement: statement(&m.privacy, private),
+            warning: rng.seed().map(|s| format!("generated with seed {s}: reproducible, NOT a private release")),
+            generator: rng.describe(),
+            privacy: m.privacy.clone(),
+            calibration: m.calibration.clone(),
+            data_policy: DataPolicySummary {
+                n: p.release.n,
+                dimension: p.release.domain.dim(),
+                domain: p.release.domain.to_string(),
+                response_bound: p.release.response_bound,
+                on_unbounded: p.on_unbounded,
+                covariate_lattice: p.covariate_lattice.as_ref().map(|l| l.counts().to_vec()),
+            },
+            query,
+            sampler: SamplerReport { plan, jitter, jitter_note: JITTER_NOTE },
+            hyperparameters: HYPERPARAMETERS_NOTE,
+            floating_point: FLOATING_POINT_NOTE,
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The mechanism's contract: exactly the accounted posterior and number of
+//! draws, refusals with clear errors, and a report that depends on public
+//! inputs only.
+
+use super::*;
+use crate::model::domain::Domain;
+use crate::model::kernel::{Kernel, KernelKind};
+use crate::model::points::Points;
+use crate::model::query::Grid;
+
+fn release_1d(n: usize) -> ReleaseParams {
+    ReleaseParams::new(Kernel::exponential(0.3).unwrap(), Domain::interval(0.0, 1.0).unwrap(), n, 0.8, 0.5)
+}
+
+fn data_1d() -> Dataset {
+    Dataset::new(Points::from_1d(&[0.05, 0.2, 0.21, 0.5, 0.77, 0.9]), vec![0.4, -0.9, -0.7, 1.0, 0.3, -0.2]).unwrap()
+}
+
+fn grid_1d(m: usize) -> Query {
+    Query::Grid(Grid::parse(&m.to_string(), &Domain::interval(0.0, 1.0).unwrap()).unwrap())
+}
+
+#[test]
+fn releases_exactly_the_accounted_draws_with_the_accounted_report() {
+    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    p.draws = Draws::new(3).unwrap();
+    let m = p.check().unwrap();
+    let want = p.release.check().unwrap().epsilon(p.draws, 1e-3, p.conversion).unwrap();
+    assert_eq!(m.privacy(), &want);
+    let q = grid_1d(25);
+    let r = m.release(&data_1d(), &q, &mut ReleaseRng::seeded(4)).unwrap();
+    assert_eq!(r.paths.len(), 3);
+    assert!(r.paths.iter().all(|p| p.len() == 25));
+    assert_eq!(r.report.privacy, want);
+    assert!(!r.report.private && r.report.warning.as_deref().unwrap().contains("NOT a private release"));
+    assert_eq!(r.report.query.counts, Some(vec![25]));
+    // Same seed, same values; OS-seeded generators differ and say private.
+    let again = m.release(&data_1d(), &q, &mut ReleaseRng::seeded(4)).unwrap();
+    assert_eq!(again.paths, r.paths);
+    let os = m.release(&data_1d(), &q, &mut ReleaseRng::from_os().unwrap()).unwrap();
+    assert!(os.report.private && os.report.warning.is_none());
+    assert_ne!(os.paths, r.paths);
+}
+
+/// The released law is N(μ_D, σ²k_D + jI) with the accounted r and σ: the
+/// moments of 2·10⁴ seeded draws at 5 points, each within 5 standard errors.
+#[test]
+fn released_values_have_the_accounted_posterior_law() {
+    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    p.draws = Draws::new(20_000).unwrap();
+    let m = p.check().unwrap();
+    let q = Query::Points(Points::from_1d(&[0.0, 0.2, 0.35, 0.5, 0.95]));
+    let r = m.release(&data_1d(), &q, &mut ReleaseRng::seeded(21)).unwrap();
+    let post = Posterior::fit(p.release.kernel, &data_1d(), p.release.ridge).unwrap();
+    let process = Process::new(post, p.release.scale, 0.0).unwrap();
+    let mu = process.mean(q.points()).unwrap();
+    let c = process.covariance(q.points(), q.points()).unwrap();
+    let n = r.paths.len() as f64;
+    for i in 0..5 {
+        let mean = r.paths.iter().map(|d| d[i]).sum::<f64>() / n;
+        let var = r.paths.iter().map(|d| (d[i] - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let cii = c[(i, i)] + r.report.sampler.jitter;
+        assert!((mean - mu[i]).abs() <= 5.0 * (cii / n).sqrt(), "mean {i}: {mean} vs {}", mu[i]);
+        assert!((var - cii).abs() <= 5.0 * (2.0 * cii * cii / n).sqrt(), "variance {i}: {var} vs {cii}");
+    }
+}
+
+#[test]
+fn misuse_is_refused_with_clear_errors() {
+    let m = MechanismParams::new(release_1d(6), 1e-3).check().unwrap();
+    let q = grid_1d(10);
+    let mut rng = ReleaseRng::seeded(1);
+    // Wrong n.
+    let five = Dataset::new(Points::from_1d(&[0.1, 0.2, 0.3, 0.4, 0.5]), vec![0.0; 5]).unwrap();
+    let e = m.release(&five, &q, &mut rng).unwrap_err().to_string();
+    assert!(e.contains("5 records but the release was accounted for n = 6"), "{e}");
+    // Outside the domain.
+    let out = Dataset::new(Points::from_1d(&[0.1, 0.2, 0.3, 0.4, 0.5, 1.5]), vec![0.0; 6]).unwrap();
+    let e = m.release(&out, &q, &mut rng).unwrap_err().to_string();
+    assert!(e.contains("data row 6") && e.contains("outside the declared domain"), "{e}");
+    // Query of the wrong dimension.
+    let q2 = Query::Points(Points::new(vec![0.1, 0.2], 2).unwrap());
+    assert!(matches!(m.release(&data_1d(), &q2, &mut rng), Err(Error::Dimension(_))));
+    // Unbounded responses with reject.
+    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    p.on_unbounded = OnUnbounded::Reject;
+    let big = Dataset::new(data_1d().x().clone(), vec![0.0, 0.0, 2.0, 0.0, 0.0, 0.0]).unwrap();
+    let e = p.check().unwrap().release(&big, &q, &mut rng).unwrap_err().to_string();
+    assert!(e.contains("data row 3: response y = 2 exceeds the response bound M_Y = 1"), "{e}");
+    // σ = ∞, a budget cap, NaN caps, too few records, draws calibration.
+    let mut inf = release_1d(6);
+    inf.scale = f64::INFINITY;
+    assert!(MechanismParams::new(inf, 1e-3).check().unwrap_err().to_string().contains("finite for a release"));
+    let mut capped = MechanismParams::new(release_1d(6), 1e-3);
+    capped.max_epsilon = Some(0.5);
+    let e = capped.check().unwrap_err();
+    assert!(matches!(e, Error::BudgetExceeded(_)) && e.to_string().contains("refusing to release"), "{e}");
+    capped.max_epsilon = Some(f64::NAN);
+    assert!(capped.check().unwrap_err().to_string().contains("max ε (NaN)"));
+    assert!(MechanismParams::new(release_1d(1), 1e-3).check().unwrap_err().to_string().contains("at least 2 records"));
+    let e = MechanismParams::new(release_1d(6), 1e-3).calibrate(Solve::Draws, 10.0).unwrap_err();
+    assert!(e.to_string().contains("fix the draws"), "{e}");
+}
+
+#[test]
+fn calibrated_mechanisms_meet_the_target_and_say_so() {
+    let m = MechanismParams::new(release_1d(6), 1e-3).calibrate(Solve::Ridge, 4.0).unwrap();
+    assert!(m.privacy().epsilon <= 4.0 && m.privacy().epsilon > 3.99);
+    let c = m.calibration().unwrap();
+    assert_eq!((c.solve, c.target_epsilon), (Solve::Ridge, 4.0));
+    assert_eq!(m.params().release.ridge, c.value);
+    assert!(c.permissive_epsilon.unwrap() > 4.0);
+    let r = m.release(&data_1d(), &grid_1d(5), &mut ReleaseRng::seeded(2)).unwrap();
+    assert_eq!(r.report.calibration.as_ref(), Some(c));
+}
+
+/// What is published depends on public inputs only: releases that differ in
+/// (a) where one sensor lies (on or off a lattice, none declared) and (b) how
+/// many responses were clipped produce identical reports.
+#[test]
+fn reports_do_not_depend_on_private_details() {
+    let domain: Domain = "box:0,1,0,1".parse().unwrap();
+    let rel = ReleaseParams::new(Kernel::exponential(0.3).unwrap(), domain.clone(), 4, 1.0, 0.5);
+    let m = MechanismParams::new(rel, 1e-3).check().unwrap();
+    let q = Query::Grid(Grid::parse("9", &domain).unwrap());
+    let on = Dataset::new(
+        Points::new(vec![0.125, 0.25, 0.5, 0.5, 0.875, 0.125, 0.75, 1.0], 2).unwrap(),
+        vec![0.3, -0.2, 0.9, 0.1],
+    )
+    .unwrap();
+    let off = Dataset::new(
+        Points::new(vec![0.125, 0.25, 0.5, 0.5, 0.875, 0.125, 0.7431, 0.9113], 2).unwrap(),
+        vec![0.3, -0.2, 0.9, 0.1],
+    )
+    .unwrap();
+    let clipped = Dataset::new(on.x().clone(), vec![3.0, -0.2, 0.9, -7.0]).unwrap();
+    let json = |d: &Dataset| {
+        let r = m.release(d, &q, &mut ReleaseRng::seeded(9)).unwrap();
+        (serde_json::to_string(&r.report).unwrap(), r.diagnostics)
+    };
+    let (a, da) = json(&on);
+    let (b, _) = json(&off);
+    let (c, dc) = json(&clipped);
+    assert_eq!(a, b, "moving a sensor off the lattice changed the report");
+    assert_eq!(a, c, "clipping responses changed the report");
+    assert_eq!((da.policy.responses_clipped, dc.policy.responses_clipped), (0, 2));
+    assert!(!a.contains("clipped"), "{a}");
+    // With a declared lattice the lattice sampler is used for both grids…
+    let mut lp = MechanismParams::new(m.params().release.clone(), 1e-3);
+    lp.covariate_lattice = Some(CovariateLattice::parse("9", 2).unwrap());
+    let lm = lp.check().unwrap();
+    let r = lm.release(&on, &q, &mut ReleaseRng::seeded(9)).unwrap();
+    assert_eq!(r.report.sampler.plan.method, crate::sampling::lattice::METHOD);
+    // …and data off the declared lattice are refused, not served otherwise.
+    let e = lm.release(&off, &q, &mut ReleaseRng::seeded(9)).unwrap_err().to_string();
+    assert!(e.contains("data row 4") && e.contains("not on the declared covariate lattice"), "{e}");
+}
+
+#[test]
+fn lazy_paths_are_consistent_capped_and_reported() {
+    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    p.draws = Draws::new(2).unwrap();
+    let m = p.check().unwrap();
+    let mut lazy = m.sample_paths(&data_1d(), 6, ReleaseRng::seeded(3)).unwrap();
+    assert_eq!(lazy.len(), 2);
+    let a = Points::from_1d(&[0.1, 0.6]);
+    let first = lazy.eval(0, &a).unwrap();
+    let b = Points::from_1d(&[0.6, 0.3, 0.1]);
+    let second = lazy.eval(0, &b).unwrap();
+    assert_eq!((second[0], second[2]), (first[1], first[0]), "revealed points keep their values");
+    assert_eq!(lazy.paths()[0].revealed(), 3);
+    assert_eq!(lazy.paths()[1].revealed(), 0);
+    let e = lazy.eval(0, &Points::from_1d(&[0.01, 0.02, 0.03, 0.04])).unwrap_err();
+    assert!(matches!(e, Error::TooLarge(_)), "{e}");
+    assert!(lazy.eval(2, &a).is_err());
+    assert_eq!(lazy.report().privacy, *m.privacy());
+    assert_eq!(lazy.report().query.kind, "lazy");
+}
+
+#[test]
+fn two_dimensional_lattice_release_matches_the_dense_law_in_the_mean() {
+    // The demo's shape at a small size: sensors on a declared lattice, the
+    // lattice sampler, and μ_D recovered by the average of many draws.
+    let domain: Domain = "box:0,1,0,1".parse().unwrap();
+    let rel = ReleaseParams::new(Kernel::new(KernelKind::Matern32, 0.4).unwrap(), domain.clone(), 4, 0.5, 0.7);
+    let mut p = MechanismParams::new(rel, 1e-3);
+    p.covariate_lattice = Some(CovariateLattice::parse("5", 2).unwrap());
+    p.sampler = SamplerPolicy::Lattice;
+    p.draws = Draws::new(4000).unwrap();
+    let m = p.check().unwrap();
+    let q = Query::Grid(Grid::parse("3", &domain).unwrap());
+    let data = Dataset::new(
+        Points::new(vec![0.0, 0.0, 0.25, 0.75, 0.5, 0.5, 1.0, 0.25], 2).unwrap(),
+        vec![0.8, -0.3, 0.5, -1.0],
+    )
+    .unwrap();
+    let r = m.release(&data, &q, &mut ReleaseRng::seeded(17)).unwrap();
+    let post = Posterior::fit(p.release.kernel, &data, p.release.ridge).unwrap();
+    let process = Process::new(post, p.release.scale, 0.0).unwrap();
+    let mu = process.mean(q.points()).unwrap();
+    let c = process.covariance(q.points(), q.points()).unwrap();
+    let n = r.paths.len() as f64;
+    for i in 0..q.len() {
+        let mean = r.paths.iter().map(|d| d[i]).sum::<f64>() / n;
+        let se = ((c[(i, i)] + r.report.sampler.jitter) / n).sqrt();
+        assert!((mean - mu[i]).abs() <= 5.0 * se, "point {i}: {mean} vs {} (se {se})", mu[i]);
+    }
+}

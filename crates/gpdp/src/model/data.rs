@@ -1,0 +1,117 @@
+//! Private training data D = (X, y): validation and response clipping.
+//!
+//! The guarantee assumes |y_i| ≤ M_Y (SPEC §1) and covariates in the
+//! declared domain Ω (κ and the sensitivity lemmas are sup's over Ω).
+//! Clipping each response to [−M_Y, M_Y] is a per-record transformation, so
+//! the mechanism composed with it is still (ε, δ)-DP for the replace-one
+//! relation.
+
+use crate::error::{Error, Result, positive};
+use crate::model::domain::Domain;
+use crate::model::points::Points;
+
+/// A training set of n records (x_i, y_i), x_i ∈ R^d.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dataset {
+    x: Points,
+    y: Vec<f64>,
+}
+
+impl Dataset {
+    /// Validates and wraps covariates and responses: same count, at least one
+    /// record, every value finite. Errors name the 1-based record.
+    pub fn new(x: Points, y: Vec<f64>) -> Result<Self> {
+        if x.len() != y.len() {
+            return Err(Error::Dimension(format!("{} covariate rows but {} responses", x.len(), y.len())));
+        }
+        if y.is_empty() {
+            return Err(Error::Data { row: 0, message: "the dataset has no records".into() });
+        }
+        for (i, (xi, yi)) in x.iter().zip(&y).enumerate() {
+            if let Some(j) = xi.iter().position(|v| !v.is_finite()) {
+                return Err(Error::Data {
+                    row: i + 1,
+                    message: format!("covariate {} is {} (must be finite)", j + 1, xi[j]),
+                });
+            }
+            if !yi.is_finite() {
+                return Err(Error::Data { row: i + 1, message: format!("response y is {yi} (must be finite)") });
+            }
+        }
+        Ok(Dataset { x, y })
+    }
+
+    /// Number of records n.
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Always false: a dataset has at least one record.
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+
+    /// Covariate dimension d.
+    pub fn dim(&self) -> usize {
+        self.x.dim()
+    }
+
+    /// The covariates X (n × d).
+    pub fn x(&self) -> &Points {
+        &self.x
+    }
+
+    /// The responses y.
+    pub fn y(&self) -> &[f64] {
+        &self.y
+    }
+
+    /// Refuses covariates outside `domain`, naming the first such record.
+    pub fn check_domain(&self, domain: &Domain) -> Result<()> {
+        if domain.dim() != self.dim() {
+            return Err(Error::Dimension(format!(
+                "the data have {}-D covariates but the domain {domain} is {}-D",
+                self.dim(),
+                domain.dim()
+            )));
+        }
+        for i in 0..self.len() {
+            if !domain.contains(self.x.row(i)) {
+                return Err(Error::Data {
+                    row: i + 1,
+                    message: format!(
+                        "covariate {:?} lies outside the declared domain {domain}; the privacy guarantee only holds on the domain",
+                        self.x.row(i)
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Clips every response to [−M_Y, M_Y]; returns how many were changed.
+    pub fn clip_responses(&mut self, response_bound: f64) -> Result<usize> {
+        positive("response bound M_Y", response_bound)?;
+        let mut count = 0;
+        for v in &mut self.y {
+            let c = v.clamp(-response_bound, response_bound);
+            if c != *v {
+                *v = c;
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
+    /// Refuses any response with |y| > M_Y, naming the first.
+    pub fn check_responses(&self, response_bound: f64) -> Result<()> {
+        positive("response bound M_Y", response_bound)?;
+        match self.y.iter().position(|v| v.abs() > response_bound) {
+            Some(i) => Err(Error::Data {
+                row: i + 1,
+                message: format!("response y = {} exceeds the response bound M_Y = {response_bound}", self.y[i]),
+            }),
+            None => Ok(()),
+        }
+    }
+}

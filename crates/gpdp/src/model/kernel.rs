@@ -1,0 +1,290 @@
+//! Normalised covariance kernels (sup_x k(x, x) = 1), isotropic, on R^d.
+//!
+//! Conventions follow Rasmussen & Williams (2006, §4.2), as scikit-learn's
+//! `Matern` and `RBF`, with d = ‖x − x'‖ (Euclidean) and lengthscale ℓ:
+//!
+//! | kind | k(x, x') |
+//! |---|---|
+//! | exponential (Matérn-1/2) | exp(−d/ℓ) |
+//! | Matérn-3/2 | (1 + √3·d/ℓ)·exp(−√3·d/ℓ) |
+//! | Matérn-5/2 | (1 + √5·d/ℓ + 5d²/(3ℓ²))·exp(−√5·d/ℓ) |
+//! | squared exponential | exp(−d²/(2ℓ²)) |
+//! | constant | 1 |
+//! | diagonal | 1{x = x'} |
+//!
+//! All are non-negative, so Proposition 3 applies with
+//! κ = inf_{x,x'∈Ω} k(x, x'); the stationary profiles decrease with distance,
+//! so κ = k(diam Ω) (SPEC §2.6).
+
+use std::fmt;
+use std::str::FromStr;
+
+use faer::Mat;
+
+use crate::error::{Error, Result, positive};
+use crate::model::domain::Domain;
+use crate::model::points::{Points, distance};
+
+/// The kernel families gpdp knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelKind {
+    /// exp(−d/ℓ) (Matérn-1/2, Ornstein–Uhlenbeck in 1-D).
+    Exponential,
+    /// Matérn ν = 3/2.
+    Matern32,
+    /// Matérn ν = 5/2.
+    Matern52,
+    /// exp(−d²/(2ℓ²)) (RBF).
+    SquaredExponential,
+    /// k ≡ 1.
+    Constant,
+    /// k(x, x') = 1{x = x'}.
+    Diagonal,
+}
+
+impl KernelKind {
+    /// All kinds, in display order.
+    pub const ALL: [KernelKind; 6] = [
+        KernelKind::Exponential,
+        KernelKind::Matern32,
+        KernelKind::Matern52,
+        KernelKind::SquaredExponential,
+        KernelKind::Constant,
+        KernelKind::Diagonal,
+    ];
+
+    /// The canonical (command-line) name.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelKind::Exponential => "exponential",
+            KernelKind::Matern32 => "matern32",
+            KernelKind::Matern52 => "matern52",
+            KernelKind::SquaredExponential => "squared-exponential",
+            KernelKind::Constant => "constant",
+            KernelKind::Diagonal => "diagonal",
+        }
+    }
+
+    /// Whether the kernel has a lengthscale (the stationary, distance-based ones).
+    pub fn has_lengthscale(self) -> bool {
+        !matches!(self, KernelKind::Constant | KernelKind::Diagonal)
+    }
+}
+
+impl fmt::Display for KernelKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for KernelKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let k = match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "exponential" | "exp" | "matern12" | "matern-1/2" | "laplace" => KernelKind::Exponential,
+            "matern32" | "matern-3/2" => KernelKind::Matern32,
+            "matern52" | "matern-5/2" => KernelKind::Matern52,
+            "squared-exponential" | "se" | "rbf" | "gaussian" => KernelKind::SquaredExponential,
+            "constant" => KernelKind::Constant,
+            "diagonal" | "white" => KernelKind::Diagonal,
+            _ => {
+                return Err(Error::InvalidParameter {
+                    name: "kernel",
+                    value: s.to_string(),
+                    requirement: "one of exponential, matern32, matern52, squared-exponential, constant, diagonal",
+                });
+            }
+        };
+        Ok(k)
+    }
+}
+
+/// A normalised kernel: a family and (for stationary families) a lengthscale ℓ.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Kernel {
+    kind: KernelKind,
+    lengthscale: f64,
+}
+
+impl Kernel {
+    /// A kernel of family `kind` with lengthscale ℓ > 0 (ignored, but still
+    /// validated, for the constant and diagonal kernels).
+    pub fn new(kind: KernelKind, lengthscale: f64) -> Result<Self> {
+        positive("lengthscale ℓ", lengthscale)?;
+        Ok(Kernel { kind, lengthscale })
+    }
+
+    /// The exponential kernel exp(−‖x−x'‖/ℓ).
+    pub fn exponential(lengthscale: f64) -> Result<Self> {
+        Kernel::new(KernelKind::Exponential, lengthscale)
+    }
+
+    /// The family.
+    pub fn kind(&self) -> KernelKind {
+        self.kind
+    }
+
+    /// The lengthscale ℓ.
+    pub fn lengthscale(&self) -> f64 {
+        self.lengthscale
+    }
+
+    /// k as a function of the distance d ≥ 0 (stationary families; the
+    /// constant kernel gives 1, the diagonal kernel 1{d = 0}).
+    #[inline]
+    pub fn profile(&self, d: f64) -> f64 {
+        let l = self.lengthscale;
+        match self.kind {
+            KernelKind::Exponential => (-d / l).exp(),
+            KernelKind::Matern32 => {
+                let a = 3f64.sqrt() * d / l;
+                (1.0 + a) * (-a).exp()
+            }
+            KernelKind::Matern52 => {
+                let a = 5f64.sqrt() * d / l;
+                (1.0 + a + a * a / 3.0) * (-a).exp()
+            }
+            KernelKind::SquaredExponential => (-0.5 * (d / l) * (d / l)).exp(),
+            KernelKind::Constant => 1.0,
+            KernelKind::Diagonal => {
+                if d == 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+
+    /// k(x, x').
+    #[inline]
+    pub fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
+        match self.kind {
+            KernelKind::Constant => 1.0,
+            KernelKind::Diagonal => {
+                if x == y {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            _ => self.profile(distance(x, y)),
+        }
+    }
+
+    /// k(x, x) = 1 for every family here (normalised, constant diagonal).
+    #[inline]
+    pub fn diag(&self, _x: &[f64]) -> f64 {
+        1.0
+    }
+
+    /// κ = inf_{x,x'∈Ω} k(x, x') (Proposition 3), or `None` when it is not
+    /// available (never for the families and bounded domains here).
+    ///
+    /// For the stationary families, κ = k(diam Ω) since the profiles are
+    /// non-increasing in distance. For the diagonal kernel κ = 0 unless Ω
+    /// is a single point; for the constant kernel κ = 1.
+    pub fn kappa(&self, domain: &Domain) -> Option<f64> {
+        match self.kind {
+            KernelKind::Constant => Some(1.0),
+            KernelKind::Diagonal => Some(if domain.is_singleton() { 1.0 } else { 0.0 }),
+            _ => {
+                let d = domain.diameter();
+                d.is_finite().then(|| self.profile(d))
+            }
+        }
+    }
+
+    /// The Gram matrix K(X, X).
+    pub fn gram(&self, x: &Points) -> Mat<f64> {
+        let n = x.len();
+        let mut k = Mat::<f64>::zeros(n, n);
+        for j in 0..n {
+            k[(j, j)] = self.diag(x.row(j));
+            for i in j + 1..n {
+                let v = self.eval(x.row(i), x.row(j));
+                k[(i, j)] = v;
+                k[(j, i)] = v;
+            }
+        }
+        k
+    }
+
+    /// The cross-covariance matrix K(A, B) (|A| × |B|).
+    pub fn cross(&self, a: &Points, b: &Points) -> Mat<f64> {
+        Mat::from_fn(a.len(), b.len(), |i, j| self.eval(a.row(i), b.row(j)))
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind.has_lengthscale() {
+            write!(f, "{}(ℓ={})", self.kind, self.lengthscale)
+        } else {
+            write!(f, "{}", self.kind)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(kind: KernelKind, l: f64) -> Kernel {
+        Kernel::new(kind, l).unwrap()
+    }
+
+    #[test]
+    fn profiles_match_hand_values() {
+        // Hand-checked: exp(-0.5) = 0.6065306597126334,
+        // (1+√3/2)exp(-√3/2) = 0.7848876539574506 (scikit-learn Matern(nu=1.5)),
+        // (1+√5/2+5/12)exp(-√5/2) = 0.8286491424181255 (Matern(nu=2.5)),
+        // exp(-1/8) = 0.8824969025845955 (RBF).
+        let cases = [
+            (KernelKind::Exponential, 0.6065306597126334),
+            (KernelKind::Matern32, 0.7848876539574506),
+            (KernelKind::Matern52, 0.8286491424181255),
+            (KernelKind::SquaredExponential, 0.8824969025845955),
+            (KernelKind::Constant, 1.0),
+            (KernelKind::Diagonal, 0.0),
+        ];
+        for (kind, want) in cases {
+            let got = k(kind, 1.0).eval(&[0.2, 0.0], &[0.2, 0.5]);
+            assert!((got - want).abs() < 1e-15, "{kind}: {got} vs {want}");
+            assert_eq!(k(kind, 1.0).eval(&[0.3, 0.1], &[0.3, 0.1]), 1.0);
+        }
+    }
+
+    #[test]
+    fn kappa_is_kernel_at_diameter() {
+        let unit: Domain = "interval:0,1".parse().unwrap();
+        let square: Domain = "box:0,1,0,1".parse().unwrap();
+        assert!((k(KernelKind::Exponential, 1.0).kappa(&unit).unwrap() - (-1f64).exp()).abs() < 1e-16);
+        let want = (-(2f64.sqrt()) / 0.5).exp();
+        assert!((k(KernelKind::Exponential, 0.5).kappa(&square).unwrap() - want).abs() < 1e-16);
+        assert_eq!(k(KernelKind::Constant, 1.0).kappa(&square), Some(1.0));
+        assert_eq!(k(KernelKind::Diagonal, 1.0).kappa(&square), Some(0.0));
+        // κ is the infimum: no pair in the domain has a smaller kernel value.
+        let kern = k(KernelKind::Matern52, 0.3);
+        let kap = kern.kappa(&square).unwrap();
+        for i in 0..=10 {
+            for j in 0..=10 {
+                let x = [i as f64 / 10.0, 0.0];
+                let y = [1.0, j as f64 / 10.0];
+                assert!(kern.eval(&x, &y) >= kap);
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_bad_lengthscale_and_names() {
+        for l in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(Kernel::new(KernelKind::Exponential, l).is_err());
+        }
+        assert!("cubic".parse::<KernelKind>().is_err());
+        for kind in KernelKind::ALL {
+            assert_eq!(kind.name().parse::<KernelKind>().unwrap(), kind);
+        }
+    }
+}
