@@ -165,3 +165,28 @@ fn same_seed_same_draws_os_seed_differs() {
     );
     assert!(Process::new(post, f64::INFINITY, 0.0).is_err());
 }
+
+/// The lattice sampler where the minimal circulant embedding has negative
+/// eigenvalues (squared-exponential kernel, ℓ = 0.4, 11 lattice points on
+/// [0, 1]): the torus is enlarged until the embedding is exact, and the
+/// released values have the law N(μ_D, σ²K_D + η²K + jI) — j the reported,
+/// data-free jitter — to 5 standard errors per entry.
+#[test]
+fn lattice_sampler_with_an_indefinite_minimal_embedding_has_the_exact_law() {
+    let kernel = Kernel::new(KernelKind::SquaredExponential, 0.4).unwrap();
+    let lattice = Lattice::new(vec![0.0], vec![1.0], vec![11]).unwrap();
+    let plan = Arc::new(LatticePlan::new(&kernel, lattice.clone()).unwrap());
+    assert!(plan.torus()[0] > 20, "the minimal torus (20) must have been enlarged: {:?}", plan.torus());
+    let node = |i: usize| lattice.coordinate(0, i);
+    let d = Dataset::new(Points::from_1d(&[node(1), node(3), node(4), node(9)]), vec![0.7, -0.4, 0.9, 0.1]).unwrap();
+    let post = Posterior::fit(kernel, &d, 0.3).unwrap();
+    let q = Points::from_1d(&[node(0), node(2), node(4), node(7), node(10)]);
+    for (sigma, eta) in [(0.8, 0.0), (0.8, 0.4)] {
+        let p = Process::new(post.clone(), sigma, eta).unwrap();
+        let s = LatticeSampler::new(p.clone(), Arc::clone(&plan)).unwrap();
+        let out = s.sample(&q, draws(20_000), &mut ReleaseRng::seeded(13)).unwrap();
+        assert_eq!(out.jitter, p.jitter(q.len()), "the jitter is the reported public one");
+        let (mu, c) = exact(&p, &q, out.jitter);
+        check(&out.values, &mu, &c, &format!("enlarged lattice σ={sigma} η={eta}"));
+    }
+}

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::model::points::Points;
 use crate::model::query::QuerySummary;
 use crate::rng::ReleaseRng;
-use crate::sampling::auto::{SamplerPolicy, SamplerSummary};
+use crate::sampling::auto::SamplerSummary;
 use crate::sampling::{Process, SamplePath};
 
 /// The method name reported for lazy evaluation.
@@ -60,9 +60,9 @@ impl LazyRelease {
             order: Some("evaluated on demand; `points` is the most each path reveals"),
         };
         let plan = SamplerSummary {
-            policy: SamplerPolicy::Dense,
+            policy: m.params.sampler,
             method: METHOD,
-            reason: "lazy evaluation".into(),
+            reason: "lazy evaluation: each batch is an exact conditional draw given what the path has revealed".into(),
             lattice: None,
             torus: None,
         };

@@ -15,7 +15,7 @@
 //!    [−M_Y, M_Y] or refused;
 //! 2. fits the exact posterior with exactly the accounted r;
 //! 3. draws exactly the accounted L paths of f = μ_D + σz + ηg with the
-//!    sampler chosen from public inputs ([`crate::sampling::auto`]);
+//!    sampler chosen from public inputs ([`crate::SamplerPlan`]);
 //! 4. returns the paths together with the public [`ReleaseReport`] — and,
 //!    apart, the operator's [`Diagnostics`] (clipping counts, timings), which
 //!    are facts about the private data and must not be published.

@@ -1,6 +1,6 @@
 //! The mechanism's contract: exactly the accounted posterior and number of
-//! draws, refusals with clear errors, and a report that depends on public
-//! inputs only.
+//! draws, and a report that depends on public inputs only. (Refusals through
+//! the public API: `tests/misuse.rs`.)
 
 use super::*;
 use crate::model::domain::Domain;
@@ -63,43 +63,6 @@ fn released_values_have_the_accounted_posterior_law() {
         assert!((mean - mu[i]).abs() <= 5.0 * (cii / n).sqrt(), "mean {i}: {mean} vs {}", mu[i]);
         assert!((var - cii).abs() <= 5.0 * (2.0 * cii * cii / n).sqrt(), "variance {i}: {var} vs {cii}");
     }
-}
-
-#[test]
-fn misuse_is_refused_with_clear_errors() {
-    let m = MechanismParams::new(release_1d(6), 1e-3).check().unwrap();
-    let q = grid_1d(10);
-    let mut rng = ReleaseRng::seeded(1);
-    // Wrong n.
-    let five = Dataset::new(Points::from_1d(&[0.1, 0.2, 0.3, 0.4, 0.5]), vec![0.0; 5]).unwrap();
-    let e = m.release(&five, &q, &mut rng).unwrap_err().to_string();
-    assert!(e.contains("5 records but the release was accounted for n = 6"), "{e}");
-    // Outside the domain.
-    let out = Dataset::new(Points::from_1d(&[0.1, 0.2, 0.3, 0.4, 0.5, 1.5]), vec![0.0; 6]).unwrap();
-    let e = m.release(&out, &q, &mut rng).unwrap_err().to_string();
-    assert!(e.contains("data row 6") && e.contains("outside the declared domain"), "{e}");
-    // Query of the wrong dimension.
-    let q2 = Query::Points(Points::new(vec![0.1, 0.2], 2).unwrap());
-    assert!(matches!(m.release(&data_1d(), &q2, &mut rng), Err(Error::Dimension(_))));
-    // Unbounded responses with reject.
-    let mut p = MechanismParams::new(release_1d(6), 1e-3);
-    p.on_unbounded = OnUnbounded::Reject;
-    let big = Dataset::new(data_1d().x().clone(), vec![0.0, 0.0, 2.0, 0.0, 0.0, 0.0]).unwrap();
-    let e = p.check().unwrap().release(&big, &q, &mut rng).unwrap_err().to_string();
-    assert!(e.contains("data row 3: response y = 2 exceeds the response bound M_Y = 1"), "{e}");
-    // σ = ∞, a budget cap, NaN caps, too few records, draws calibration.
-    let mut inf = release_1d(6);
-    inf.scale = f64::INFINITY;
-    assert!(MechanismParams::new(inf, 1e-3).check().unwrap_err().to_string().contains("finite for a release"));
-    let mut capped = MechanismParams::new(release_1d(6), 1e-3);
-    capped.max_epsilon = Some(0.5);
-    let e = capped.check().unwrap_err();
-    assert!(matches!(e, Error::BudgetExceeded(_)) && e.to_string().contains("refusing to release"), "{e}");
-    capped.max_epsilon = Some(f64::NAN);
-    assert!(capped.check().unwrap_err().to_string().contains("max ε (NaN)"));
-    assert!(MechanismParams::new(release_1d(1), 1e-3).check().unwrap_err().to_string().contains("at least 2 records"));
-    let e = MechanismParams::new(release_1d(6), 1e-3).calibrate(Solve::Draws, 10.0).unwrap_err();
-    assert!(e.to_string().contains("fix the draws"), "{e}");
 }
 
 #[test]

@@ -7,7 +7,7 @@ fn grid_err(message: String) -> Error {
     Error::Grid(message)
 }
 
-/// Values on a regular 2-D grid over [x0,x1]×[y0,y1] including the end points.
+/// Values on a regular 2-D grid over \[x0,x1\]×\[y0,y1\] including the end points.
 /// Point (i, j) (i along x1 = horizontal, j along x2 = vertical) has coordinates
 /// (x0 + i·(x1−x0)/(nx−1), y0 + j·(y1−y0)/(ny−1)) and is stored at values[j*nx + i]
 /// (x1 varies fastest — the order of the rows of paths.csv).

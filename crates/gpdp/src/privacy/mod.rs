@@ -8,7 +8,7 @@
 //!  curve, δ or ε                      → conversion (ε, δ) at the optimal α → report
 //! ```
 //!
-//! [`calibrate`] inverts the whole chain; [`rounding`] holds the conventions
+//! [`mod@calibrate`] inverts the whole chain; `rounding` holds the conventions
 //! that make every rounding enlarge ε; [`published`] is the study-only
 //! reproduction of the paper's tables (not a proven guarantee).
 

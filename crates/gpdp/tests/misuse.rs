@@ -1,0 +1,105 @@
+//! Misusing the release API through its public surface: every attempt to
+//! release something the guarantee does not cover is refused with an error
+//! that says what is wrong (the attempts that cannot even be written are the
+//! `compile_fail` examples in `lib.rs`: assembling a mechanism by hand,
+//! changing its parameters, asking for other draws, reaching the samplers,
+//! composing study-only constants).
+
+use gpdp::{
+    CovariateLattice, Dataset, Domain, Draws, Error, Grid, Kernel, MechanismParams, OnUnbounded, Points, Query,
+    ReleaseParams, ReleaseRng, SamplerPolicy, Solve,
+};
+
+fn model(n: usize) -> ReleaseParams {
+    ReleaseParams::new(Kernel::exponential(0.3).unwrap(), Domain::interval(0.0, 1.0).unwrap(), n, 0.8, 0.5)
+}
+
+fn data(x: &[f64], y: &[f64]) -> Dataset {
+    Dataset::new(Points::from_1d(x), y.to_vec()).unwrap()
+}
+
+fn six() -> Dataset {
+    data(&[0.05, 0.2, 0.21, 0.5, 0.77, 0.9], &[0.4, -0.9, -0.7, 1.0, 0.3, -0.2])
+}
+
+fn grid() -> Query {
+    Query::Grid(Grid::parse("11", &Domain::interval(0.0, 1.0).unwrap()).unwrap())
+}
+
+fn refused(p: &MechanismParams, d: &Dataset, q: &Query, needle: &str) {
+    let m = p.check().unwrap();
+    let e = m.release(d, q, &mut ReleaseRng::seeded(1)).unwrap_err().to_string();
+    assert!(e.contains(needle), "'{e}' lacks '{needle}'");
+}
+
+#[test]
+fn data_the_release_was_not_accounted_for_are_refused() {
+    let p = MechanismParams::new(model(6), 1e-3);
+    // Wrong n, both ways.
+    refused(&p, &data(&[0.1, 0.2, 0.3], &[0.0; 3]), &grid(), "3 records but the release was accounted for n = 6");
+    let seven = data(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], &[0.0; 7]);
+    refused(&p, &seven, &grid(), "7 records but the release was accounted for n = 6");
+    // A covariate outside the domain.
+    refused(&p, &data(&[0.1, 0.2, 0.3, 0.4, -0.5, 0.6], &[0.0; 6]), &grid(), "data row 5");
+    // Covariates of another dimension.
+    let two_d = Dataset::new(Points::new(vec![0.1; 12], 2).unwrap(), vec![0.0; 6]).unwrap();
+    refused(&p, &two_d, &grid(), "2-D covariates but the domain interval:0,1 is 1-D");
+    // Responses beyond M_Y when the policy rejects them.
+    let mut reject = p.clone();
+    reject.on_unbounded = OnUnbounded::Reject;
+    refused(&reject, &data(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], &[0.0, 0.0, 0.0, 0.0, 0.0, -1.5]), &grid(), "data row 6");
+    // A covariate off the declared lattice.
+    let mut lattice = p.clone();
+    lattice.covariate_lattice = Some(CovariateLattice::parse("11", 1).unwrap());
+    refused(&lattice, &data(&[0.1, 0.2, 0.3, 0.4, 0.55, 0.6], &[0.0; 6]), &grid(), "data row 5");
+    // Non-finite values never become a dataset.
+    assert!(Dataset::new(Points::from_1d(&[0.1, f64::NAN]), vec![0.0, 0.0]).is_err());
+    assert!(Dataset::new(Points::from_1d(&[0.1, 0.2]), vec![0.0, f64::INFINITY]).is_err());
+}
+
+#[test]
+fn parameters_that_void_the_guarantee_are_refused_before_any_data() {
+    let bad = |f: &dyn Fn(&mut MechanismParams), needle: &str| {
+        let mut p = MechanismParams::new(model(6), 1e-3);
+        f(&mut p);
+        let e = p.check().unwrap_err().to_string();
+        assert!(e.contains(needle), "'{e}' lacks '{needle}'");
+    };
+    bad(&|p| p.release.ridge = 0.0, "ridge r (0)");
+    bad(&|p| p.release.ridge = f64::NAN, "ridge r (NaN)");
+    bad(&|p| p.release.scale = f64::INFINITY, "finite for a release");
+    bad(&|p| p.release.scale = -1.0, "scale σ (-1)");
+    bad(&|p| p.release.gp_noise = -0.1, "GP noise η (-0.1)");
+    bad(&|p| p.delta = 0.0, "δ (0)");
+    bad(&|p| p.max_epsilon = Some(0.1), "refusing to release");
+    bad(&|p| p.max_epsilon = Some(f64::NAN), "max ε (NaN)");
+    bad(&|p| p.release.response_bound = 0.0, "response bound M_Y (0)");
+    bad(&|p| p.release.sensitivity = "diagonal".parse().unwrap(), "B.5");
+    bad(&|p| p.covariate_lattice = Some(CovariateLattice::parse("5x5", 2).unwrap()), "2-D but the domain");
+    assert!(Draws::new(0).is_err(), "zero draws cannot even be written down");
+    let e = MechanismParams::new(model(6), 1e-3).calibrate(Solve::Draws, 3.0).unwrap_err();
+    assert!(e.to_string().contains("fix the draws"), "{e}");
+}
+
+#[test]
+fn the_release_has_exactly_the_accounted_draws_and_report() {
+    for l in [1u64, 4] {
+        let mut p = MechanismParams::new(model(6), 1e-3);
+        p.draws = Draws::new(l).unwrap();
+        let m = p.check().unwrap();
+        let r = m.release(&six(), &grid(), &mut ReleaseRng::seeded(2)).unwrap();
+        assert_eq!(r.paths.len() as u64, l);
+        assert_eq!(&r.report.privacy, m.privacy());
+        assert_eq!(r.report.privacy.components[0].draws.get(), l);
+        assert_eq!(r.report.privacy.components[0].ridge, 0.8);
+        // The report is the accountant's for exactly these public parameters.
+        let direct = model(6).check().unwrap().epsilon(Draws::new(l).unwrap(), 1e-3, p.conversion).unwrap();
+        assert_eq!(r.report.privacy, direct);
+    }
+    // A lattice sampler asked for where it cannot serve is refused, not replaced.
+    let mut p = MechanismParams::new(model(6), 1e-3);
+    p.sampler = SamplerPolicy::Lattice;
+    let m = p.check().unwrap();
+    let e = m.release(&six(), &grid(), &mut ReleaseRng::seeded(3)).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+}
