@@ -625,22 +625,16 @@ fn figure(
     } else {
         a.county.trim().to_string()
     };
-    let seeded = if private { "" } else { " — SEEDED, NOT PRIVATE" };
-    let sup = format!(
-        "{county} {}: median ln price > {} (dots) — n = {} hexagons, δ = {:.1e}{seeded}",
-        a.release_year,
-        cfg.response.threshold,
+    let tail = format!(
+        "n = {} hexagons, δ = {:.1e}{}",
         rel.n(),
         maps.report.privacy.delta,
+        if private { "" } else { " — SEEDED, NOT PRIVATE" }
     );
+    let (year, t) = (a.release_year, cfg.response.threshold);
+    let sup = format!("{county} {year}: median ln price > {t} (dots) — {tail}");
     heatmap_figure(&dir.join("map.png"), &[left, private_panel()], 480, Some(&sup))?;
-    let sup_private = format!(
-        "{county} {}: released {{f ≥ 0}} (median ln price > {}) — n = {} hexagons, δ = {:.1e}{seeded}",
-        a.release_year,
-        cfg.response.threshold,
-        rel.n(),
-        maps.report.privacy.delta,
-    );
+    let sup_private = format!("{county} {year}: released {{f ≥ 0}} (median ln price > {t}) — {tail}");
     heatmap_figure(&release.join("map_private.png"), &[private_panel()], 560, Some(&sup_private))?;
     Ok(())
 }

@@ -1,12 +1,11 @@
-//! Private training data D = (X, y): validation and response clipping.
+//! Private training data D = (X, y): n records with finite values.
 //!
 //! The guarantee assumes |y_i| ≤ M_Y (SPEC §1) and covariates in the
-//! declared domain Ω (κ and the sensitivity lemmas are sup's over Ω).
-//! Clipping each response to [−M_Y, M_Y] is a per-record transformation, so
-//! the mechanism composed with it is still (ε, δ)-DP for the replace-one
-//! relation.
+//! declared domain Ω (κ and the sensitivity lemmas are sup's over Ω); what a
+//! release does about records that break these is the data policy
+//! ([`super::policy`]).
 
-use crate::error::{Error, Result, positive};
+use crate::error::{Error, Result};
 use crate::model::domain::Domain;
 use crate::model::points::Points;
 
@@ -87,31 +86,5 @@ impl Dataset {
             }
         }
         Ok(())
-    }
-
-    /// Clips every response to [−M_Y, M_Y]; returns how many were changed.
-    pub fn clip_responses(&mut self, response_bound: f64) -> Result<usize> {
-        positive("response bound M_Y", response_bound)?;
-        let mut count = 0;
-        for v in &mut self.y {
-            let c = v.clamp(-response_bound, response_bound);
-            if c != *v {
-                *v = c;
-                count += 1;
-            }
-        }
-        Ok(count)
-    }
-
-    /// Refuses any response with |y| > M_Y, naming the first.
-    pub fn check_responses(&self, response_bound: f64) -> Result<()> {
-        positive("response bound M_Y", response_bound)?;
-        match self.y.iter().position(|v| v.abs() > response_bound) {
-            Some(i) => Err(Error::Data {
-                row: i + 1,
-                message: format!("response y = {} exceeds the response bound M_Y = {response_bound}", self.y[i]),
-            }),
-            None => Ok(()),
-        }
     }
 }
