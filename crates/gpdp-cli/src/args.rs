@@ -4,13 +4,21 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use gpdp::{Conversion, Domain, Draws, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
 
-/// Parses a float, accepting `inf`/`∞` (the scale σ may be infinite).
+/// Parses a finite float: NaN and ±∞ are refused (a NaN would pass every
+/// `>` check unnoticed; an infinite bound or budget is never meant).
 pub fn parse_f64(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if v.is_finite() { Ok(v) } else { Err(format!("'{s}' is not a finite number")) }
+}
+
+/// Parses the kernel scale σ: a finite float, or `inf`/`∞` (the documented
+/// covariance-only bound).
+pub fn parse_scale(s: &str) -> std::result::Result<f64, String> {
     let t = s.trim();
-    if t == "∞" || t.eq_ignore_ascii_case("+inf") {
+    if t == "∞" || t.eq_ignore_ascii_case("inf") || t.eq_ignore_ascii_case("+inf") {
         return Ok(f64::INFINITY);
     }
-    t.parse::<f64>().map_err(|_| format!("'{s}' is not a number"))
+    parse_f64(s).map_err(|e| format!("{e} (σ may be a finite number > 0 or inf)"))
 }
 
 /// The public description of a release: kernel, domain, sizes and knobs.
@@ -39,7 +47,7 @@ pub struct ReleaseArgs {
 
     /// Kernel scale σ > 0 (prior GP(0, σ²k)), or `inf` for a
     /// covariance-only release. Larger σ = more private (mean term only).
-    #[arg(long, value_name = "σ", value_parser = parse_f64)]
+    #[arg(long, value_name = "σ", value_parser = parse_scale)]
     pub scale: Option<f64>,
 
     /// Standard deviation scale η ≥ 0 of independent GP(0, η²k) noise added

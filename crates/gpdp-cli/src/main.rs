@@ -81,10 +81,7 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            // One line: clap's first line, without the usage block.
-            let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("error: invalid arguments");
-            eprintln!("{first} (see gpdp --help)");
+            eprintln!("{} (see gpdp --help)", clap_one_line(&e.render().to_string()));
             return ExitCode::from(2);
         }
     };
@@ -102,9 +99,51 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("error: {msg}");
+            eprintln!("error: {}", one_line(&format!("{e:#}")));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A message as one line that is safe to print on a terminal: line breaks
+/// become spaces and other control characters (which a data file can carry
+/// into an error message) are shown escaped, e.g. `\u{1b}`.
+fn one_line(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    for c in msg.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// clap's error on one line: every line before the usage block (so a list
+/// of missing arguments keeps all its names), without the tips.
+fn clap_one_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:") && !l.starts_with("For more information"))
+        .collect();
+    let joined = if parts.is_empty() { "error: invalid arguments".to_string() } else { parts.join(" ") };
+    one_line(&joined)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_safe_line() {
+        assert_eq!(one_line("bad \u{1b}]0;pwned\u{7}\nvalue"), "bad \\u{1b}]0;pwned\\u{7} value");
+        let missing = "error: the following required arguments were not provided:\n  --data <CSV>\n  --delta <δ>\n\nUsage: gpdp release --data <CSV>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            clap_one_line(missing),
+            "error: the following required arguments were not provided: --data <CSV> --delta <δ>"
+        );
     }
 }

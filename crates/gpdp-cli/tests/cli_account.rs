@@ -128,8 +128,14 @@ fn bad_parameters_give_one_line_errors() {
     fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "0"]), "δ (0)");
     fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "1.5"]), "δ (1.5)");
     fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "0.1", "--draws", "0"]), "draws L (0)");
-    fails_with(&base(&["--ridge", "NaN", "--scale", "1", "--delta", "0.1"]), "ridge r (NaN)");
-    fails_with(&base(&["--ridge", "1", "--scale", "1", "--delta", "NaN"]), "δ (NaN)");
+    fails_with(
+        &base(&["--ridge", "NaN", "--scale", "1", "--delta", "0.1"]),
+        "--ridge <r>': 'NaN' is not a finite number",
+    );
+    fails_with(
+        &base(&["--ridge", "1", "--scale", "1", "--delta", "NaN"]),
+        "--delta <δ>': 'NaN' is not a finite number",
+    );
     fails_with(
         &base(&["--ridge", "1", "--scale", "1", "--delta", "0.1", "--response-bound", "0"]),
         "response bound M_Y (0)",
@@ -278,8 +284,10 @@ fn batch_matches_single_runs_and_reports_bad_rows() {
     )
     .unwrap();
     let out = dir.path().join("out.csv");
-    let o =
-        gpdp().args(["account", "--batch", input.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = gpdp()
+        .args(["account", "--batch", input.to_str().unwrap(), "--keep", "label", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut rdr = csv::Reader::from_path(&out).unwrap();
     let h: Vec<String> = rdr.headers().unwrap().iter().map(String::from).collect();

@@ -104,7 +104,7 @@ fn mia_out_and_sweep_write_their_files() {
 fn mia_bad_input_is_one_line() {
     for (args, needle) in [
         (vec!["mia", "--n", "1"], "n"),
-        (vec!["mia", "--scale", "inf"], "σ"),
+        (vec!["mia", "--scale", "inf"], "--scale <SCALE>': 'inf' is not a finite number"),
         (vec!["mia", "--ridge", "-1"], "ridge"),
         (vec!["mia", "--draws", "0"], "draws"),
         (vec!["mia", "--x0", "2"], "x"),

@@ -70,6 +70,16 @@ pub enum Error {
     #[error("target unreachable: {0}")]
     Unreachable(String),
 
+    /// A bound that holds only vacuously in double precision (e.g. no order
+    /// α > 1 is representable): there is no finite ε to report.
+    #[error("vacuous bound: {0}")]
+    Vacuous(String),
+
+    /// A calibration whose target every value of the free parameter meets:
+    /// the target does not constrain it.
+    #[error("the target does not constrain the parameter: {0}")]
+    Unconstrained(String),
+
     /// A method that does not apply to this input (the caller may fall back).
     #[error("not supported: {0}")]
     Unsupported(String),
@@ -125,7 +135,63 @@ pub(crate) fn unit_open(name: &'static str, value: f64) -> Result<f64> {
     }
 }
 
-/// Formats a value for an error message ("NaN" for NaN, else `{v}`).
+/// The range in which r, σ and η can be squared and divided without overflow
+/// or underflow: [10⁻¹⁵⁰, 10¹⁵⁰].
+pub const MAGNITUDE_LIMIT: f64 = 1e150;
+
+/// The effective ridge r: finite, in [10⁻¹⁵⁰, 10¹⁵⁰] (r² neither overflows nor
+/// underflows; ε is already ≈ 0 at the top and unbounded long before the
+/// bottom).
+pub(crate) fn ridge(value: f64) -> Result<f64> {
+    positive("ridge r", value)?;
+    let requirement = if value > MAGNITUDE_LIMIT {
+        "at most 1e150 (r² would overflow; at r = 1e150 the guarantee is already ε ≈ 0)"
+    } else if value < 1.0 / MAGNITUDE_LIMIT {
+        "at least 1e-150 (r² would underflow; ε is unbounded long before)"
+    } else {
+        return Ok(value);
+    };
+    Err(Error::InvalidParameter { name: "ridge r", value: fmt_value(value), requirement })
+}
+
+/// The kernel scale σ: in [10⁻¹⁵⁰, 10¹⁵⁰], or +∞ (a covariance-only bound).
+pub(crate) fn scale(value: f64) -> Result<f64> {
+    let requirement = if value.is_nan() || value <= 0.0 {
+        "> 0 (or inf for a covariance-only release)"
+    } else if value.is_infinite() {
+        return Ok(value);
+    } else if value > MAGNITUDE_LIMIT {
+        "at most 1e150 (σ² would overflow), or inf for the covariance-only bound"
+    } else if value < 1.0 / MAGNITUDE_LIMIT {
+        "at least 1e-150 (σ² would underflow)"
+    } else {
+        return Ok(value);
+    };
+    Err(Error::InvalidParameter { name: "scale σ", value: fmt_value(value), requirement })
+}
+
+/// The GP noise η: finite, in [0, 10¹⁵⁰] (η² must not overflow).
+pub(crate) fn gp_noise(value: f64) -> Result<f64> {
+    non_negative("GP noise η", value)?;
+    if value > MAGNITUDE_LIMIT {
+        return Err(Error::InvalidParameter {
+            name: "GP noise η",
+            value: fmt_value(value),
+            requirement: "at most 1e150 (η² would overflow)",
+        });
+    }
+    Ok(value)
+}
+
+/// Formats a value for an error message: "NaN" for NaN, scientific notation
+/// for magnitudes ≥ 10¹⁶ or below 10⁻⁵, else the shortest decimal.
 pub fn fmt_value(v: f64) -> String {
-    if v.is_nan() { "NaN".into() } else { format!("{v}") }
+    let a = v.abs();
+    if v.is_nan() {
+        "NaN".into()
+    } else if a.is_finite() && (a >= 1e16 || (a > 0.0 && a < 1e-5)) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }

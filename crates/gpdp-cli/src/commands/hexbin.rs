@@ -3,11 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use gpdp_experiments::realdata::hexbin::{HexLayout, Hexbin, HexbinSpec, Sublattice, hexbin};
 
-use crate::output::files::write_atomically;
+use crate::output::files::{check_out_file, write_atomically};
 
 pub const ABOUT: &str = "Bin point records (x, y, value) onto a hexagonal lattice and report, per cell, the centre, the number of points and the median value (the binning of the paper's real-data study, App. D.2).
 
@@ -68,39 +68,7 @@ pub fn parse_box(s: &str) -> Result<[f64; 4]> {
 
 /// Reads (x, y, value) from the named columns; errors name the line and column.
 fn read_points(path: &Path, cols: [&str; 3]) -> Result<Vec<[f64; 3]>> {
-    let name = path.display().to_string();
-    let mut rdr = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .from_path(path)
-        .with_context(|| format!("cannot read {name}"))?;
-    let header: Vec<String> =
-        rdr.headers().with_context(|| format!("{name}: cannot read the header"))?.iter().map(String::from).collect();
-    let idx: Vec<usize> = cols
-        .iter()
-        .map(|c| {
-            header
-                .iter()
-                .position(|h| h.eq_ignore_ascii_case(c))
-                .with_context(|| format!("{name}: no column \"{c}\" (the header has: {})", header.join(",")))
-        })
-        .collect::<Result<_>>()?;
-    let mut out = Vec::new();
-    for rec in rdr.records() {
-        let rec = rec.with_context(|| format!("cannot read {name}"))?;
-        let line = rec.position().map_or(0, |p| p.line());
-        let mut p = [0.0; 3];
-        for (k, &i) in idx.iter().enumerate() {
-            let t = rec.get(i).unwrap_or("");
-            p[k] = t.parse::<f64>().ok().filter(|v| v.is_finite()).with_context(|| {
-                format!("{name} line {line}, column \"{}\": \"{t}\" is not a finite number", cols[k])
-            })?;
-        }
-        out.push(p);
-    }
-    if out.is_empty() {
-        bail!("{name}: no data rows");
-    }
-    Ok(out)
+    Ok(gpdp::io::read_named_columns(path, &cols)?.into_iter().map(|r| [r[0], r[1], r[2]]).collect())
 }
 
 /// The cells as CSV text.
@@ -126,9 +94,7 @@ pub fn cells_csv(h: &Hexbin) -> Result<Vec<u8>> {
 }
 
 pub fn run(a: HexbinArgs) -> Result<()> {
-    if a.out.exists() && !a.force {
-        bail!("--out {} exists; choose another file or pass --force", a.out.display());
-    }
+    check_out_file(&a.out, a.force)?;
     let bbox = a.bbox.as_deref().map(parse_box).transpose()?;
     let points = read_points(&a.data, [&a.x, &a.y, &a.value])?;
     let spec = HexbinSpec { size: a.size, min_count: a.min_count, bbox, layout: a.layout };

@@ -13,7 +13,7 @@ use gpdp_experiments::mia::{
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
-use crate::args::parse_f64;
+use crate::args::{parse_f64, parse_scale};
 use crate::output::files::write_dir_atomically;
 use crate::output::plot::{
     HistChart, HistSet, LineChart, QUALITATIVE, RGBColor, Series, SeriesStyle, histogram_charts, line_charts,
@@ -156,8 +156,9 @@ pub struct SweepArgs {
 }
 
 fn floats(s: &str, flag: &str) -> Result<Vec<f64>> {
+    let parse = if flag == "scale" { parse_scale } else { parse_f64 };
     let v: Vec<f64> =
-        s.split(',').map(|t| parse_f64(t).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))).collect::<Result<_>>()?;
+        s.split(',').map(|t| parse(t).map_err(|e| anyhow::anyhow!("--{flag}: {e}"))).collect::<Result<_>>()?;
     if v.is_empty() {
         bail!("--{flag} is empty");
     }

@@ -10,7 +10,7 @@ use gpdp::{Kernel, KernelKind, Posterior};
 use crate::args::parse_f64;
 use gpdp::io::{read_dataset, read_table};
 
-use crate::output::files::write_atomically;
+use crate::output::files::{check_out_file, write_atomically};
 
 /// Arguments of `gpdp posterior`.
 #[derive(Args, Debug)]
@@ -43,14 +43,21 @@ pub struct PosteriorArgs {
     #[arg(long, value_name = "σ", value_parser = parse_f64, default_value = "1")]
     pub scale: f64,
 
-    /// Output CSV (default: standard output).
+    /// Output CSV (default: standard output; refused if it exists, unless --force).
     #[arg(long, value_name = "CSV")]
     pub out: Option<PathBuf>,
+
+    /// Replace an existing --out file.
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 pub fn run(a: PosteriorArgs) -> Result<()> {
     if !(a.scale.is_finite() && a.scale > 0.0) {
         bail!("scale σ ({}) must be a finite number > 0", a.scale);
+    }
+    if let Some(out) = &a.out {
+        check_out_file(out, a.force)?;
     }
     let kernel = Kernel::new(a.kernel, a.lengthscale)?;
     let (names, data) = read_dataset(&a.data)?;

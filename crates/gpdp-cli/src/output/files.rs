@@ -22,6 +22,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     })
 }
 
+/// Refuses an existing output file `out`, unless `force` (checked before any
+/// work is done).
+pub fn check_out_file(out: &Path, force: bool) -> Result<()> {
+    if out.is_dir() {
+        bail!("--out {} is a directory; give a file name", out.display());
+    }
+    if out.exists() && !force {
+        bail!("--out {} exists; choose another file or pass --force to replace it", out.display());
+    }
+    Ok(())
+}
+
 /// Refuses an existing `out` that is not an empty directory, unless `force`.
 pub fn check_out_dir(out: &Path, force: bool) -> Result<()> {
     if out.exists() {

@@ -44,11 +44,11 @@ pub fn report_text(r: &PrivacyReport) -> String {
         let _ = writeln!(s, "  kernel        {} (ℓ = {}) on {}", c.kernel, c.lengthscale, c.domain);
         let _ = writeln!(s, "  data          n = {}, responses |y| ≤ M_Y = {}", c.n, c.response_bound);
         let _ = writeln!(s, "  release       ridge r = {}, scale σ = {sigma}, GP noise η = {}", c.ridge, c.gp_noise);
-        let _ = writeln!(s, "  V̂_n           {:.6}   {}", c.variance_bound, c.variance_bound_source);
+        let _ = writeln!(s, "  V̂_n           {}   {}", num6(c.variance_bound), c.variance_bound_source);
         let _ = writeln!(
             s,
-            "  Δ̂_n           {:.6}   Lemma {} ({}){}",
-            c.sensitivity,
+            "  Δ̂_n           {}   Lemma {} ({}){}",
+            num6(c.sensitivity),
             c.sensitivity_source.label(),
             lemma_words(c.sensitivity_source.label()),
             match c.sensitivity_constants.label() {
@@ -56,11 +56,12 @@ pub fn report_text(r: &PrivacyReport) -> String {
                 None => String::new(),
             }
         );
-        let _ = writeln!(s, "    covariance term 2ψ_α(τ̃)   {:.6} per draw  (τ̃ = {:.6})", c.covariance_term, c.tau);
-        let _ = writeln!(s, "    mean term                 {:.6} per draw", c.mean_term);
+        let _ =
+            writeln!(s, "    covariance term 2ψ_α(τ̃)   {} per draw  (τ̃ = {})", num6(c.covariance_term), num6(c.tau));
+        let _ = writeln!(s, "    mean term                 {} per draw", num6(c.mean_term));
     }
-    let _ = writeln!(s, "  order α       {:.6}   (admissible: 1 < α < {:.6})", r.alpha, r.alpha_max);
-    let _ = writeln!(s, "  RDP of all draws            {:.6}", r.rdp);
+    let _ = writeln!(s, "  order α       {}   (admissible: 1 < α < {})", num6(r.alpha), num6(r.alpha_max));
+    let _ = writeln!(s, "  RDP of all draws            {}", num6(r.rdp));
     let conv = match r.conversion {
         gpdp::Conversion::Paper => "paper (Mironov 2017)",
         gpdp::Conversion::Improved => "improved (Canonne–Kamath–Steinke 2020 / Balle et al. 2020)",
@@ -72,8 +73,16 @@ pub fn report_text(r: &PrivacyReport) -> String {
             "  note          the conversion is negative here; ε = 0 is reported (a valid (0, δ) statement)"
         );
     }
-    let _ = write!(s, "⇒ ({:.6}, {:e})-differentially private", r.epsilon, r.delta);
+    if r.delta >= 1.0 {
+        let _ = writeln!(s, "  note          δ = 1: no order α > 1 is admissible; the statement is vacuous");
+    }
+    let _ = write!(s, "⇒ ({}, {:e})-differentially private", num6(r.epsilon), r.delta);
     s
+}
+
+/// Six decimals, or scientific notation for magnitudes ≥ 10⁶.
+fn num6(v: f64) -> String {
+    if v.abs() >= 1e6 { format!("{v:.6e}") } else { format!("{v:.6}") }
 }
 
 #[cfg(test)]

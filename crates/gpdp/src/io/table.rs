@@ -22,12 +22,35 @@ fn input(message: String) -> Error {
     Error::Input(message)
 }
 
+/// The largest input file gpdp reads (1 GiB): a larger one — or an endless
+/// one such as `/dev/zero` — is refused instead of exhausting memory.
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
+/// Reads a whole input file of at most `limit` bytes; errors name the path.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let name = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| input(format!("cannot read {name}: {e}")))?;
+    if meta.is_dir() {
+        return Err(input(format!("cannot read {name}: it is a directory, not a file")));
+    }
+    if meta.len() > limit {
+        return Err(input(format!("{name} has {} bytes; gpdp reads input files of at most {limit} bytes", meta.len())));
+    }
+    let file = std::fs::File::open(path).map_err(|e| input(format!("cannot read {name}: {e}")))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| input(format!("cannot read {name}: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(input(format!("{name} is longer than {limit} bytes (the limit for input files)")));
+    }
+    Ok(bytes)
+}
+
 /// Reads a CSV with covariate columns `x` or `x1..xd` and an optional `y`
 /// column (required when `need_y`).
 pub fn read_table(path: &Path, need_y: bool) -> Result<Table> {
-    let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| input(format!("cannot read {name}: {e}")))?;
-    read_table_bytes(&name, &bytes, need_y)
+    let bytes = read_bounded(path, MAX_INPUT_BYTES)?;
+    read_table_bytes(&path.display().to_string(), &bytes, need_y)
 }
 
 /// [`read_table`] on the bytes of a file called `name` (for errors).
@@ -41,6 +64,13 @@ pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table>
         .collect();
     if headers.iter().all(|h| h.is_empty()) {
         return Err(input(format!("{name}: the file is empty (expected a header with x or x1..xd and y)")));
+    }
+    if let Some((i, h)) = headers.iter().enumerate().find(|(i, h)| !h.is_empty() && headers[..*i].contains(h)) {
+        return Err(input(format!(
+            "{name}: column '{h}' appears twice in the header (columns {} and {})",
+            headers.iter().position(|c| c == h).unwrap_or(0) + 1,
+            i + 1
+        )));
     }
     let find = |h: &str| headers.iter().position(|c| c == h);
     let mut xcols = Vec::new();
@@ -115,12 +145,60 @@ pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table>
 
 /// 1-based line of the first non-blank byte at or after `offset` (the
 /// reader reports a record as starting where the blank lines before it do).
-fn line_of(bytes: &[u8], offset: u64) -> usize {
+pub(crate) fn line_of(bytes: &[u8], offset: u64) -> usize {
     let mut end = (offset as usize).min(bytes.len());
     while end < bytes.len() && matches!(bytes[end], b'\n' | b'\r') {
         end += 1;
     }
     1 + bytes[..end].iter().filter(|&&b| b == b'\n').count()
+}
+
+/// Reads the columns named `cols` (matched case-insensitively, each exactly
+/// once in the header) of a CSV file as finite numbers, row by row; other
+/// columns are ignored. Errors name the file, the line and the column.
+pub fn read_named_columns(path: &Path, cols: &[&str]) -> Result<Vec<Vec<f64>>> {
+    let name = path.display().to_string();
+    let bytes = read_bounded(path, MAX_INPUT_BYTES)?;
+    let mut rdr = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(&bytes[..]);
+    let header: Vec<String> = rdr
+        .headers()
+        .map_err(|e| input(format!("{name}: cannot read the header: {e}")))?
+        .iter()
+        .map(String::from)
+        .collect();
+    let mut idx = Vec::with_capacity(cols.len());
+    for c in cols {
+        let hits: Vec<usize> = (0..header.len()).filter(|&i| header[i].eq_ignore_ascii_case(c)).collect();
+        match hits.as_slice() {
+            [i] => idx.push(*i),
+            [] => return Err(input(format!("{name}: no column \"{c}\" (the header has: {})", header.join(",")))),
+            _ => {
+                return Err(input(format!(
+                    "{name}: column \"{c}\" appears {} times in the header (columns {}); keep one",
+                    hits.len(),
+                    hits.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| input(format!("cannot read {name}: {e}")))?;
+        let line = rec.position().map_or(0, |p| line_of(&bytes, p.byte()));
+        let mut row = Vec::with_capacity(cols.len());
+        for (k, &i) in idx.iter().enumerate() {
+            let t = rec.get(i).unwrap_or("");
+            let v = t.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
+                input(format!("{name} line {line}, column \"{}\": \"{t}\" is not a finite number", cols[k]))
+            })?;
+            row.push(v);
+        }
+        out.push(row);
+    }
+    if out.is_empty() {
+        return Err(input(format!("{name}: no data rows")));
+    }
+    Ok(out)
 }
 
 /// Reads a training set (covariates and `y`) and its covariate names.
@@ -133,6 +211,16 @@ pub fn read_dataset(path: &Path) -> Result<(Vec<String>, Dataset)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn endless_and_oversized_inputs_are_refused() {
+        let e = read_bounded(Path::new("/dev/zero"), 1 << 20).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero is longer than 1048576 bytes"), "{e}");
+        let dir = std::env::temp_dir();
+        assert!(read_bounded(&dir, 1 << 20).unwrap_err().to_string().contains("is a directory"));
+        let e = read_table(Path::new("/nonexistent/d.csv"), true).unwrap_err().to_string();
+        assert!(e.contains("cannot read /nonexistent/d.csv"), "{e}");
+    }
 
     #[test]
     fn reads_points_and_names_rows_and_lines() {
@@ -148,5 +236,13 @@ mod tests {
         assert!(read_table_bytes("d.csv", b"x,y\n", true).unwrap_err().to_string().contains("no data rows"));
         assert!(read_table_bytes("d.csv", b"x\n0.5\n", true).unwrap_err().to_string().contains("no 'y' column"));
         assert!(read_table_bytes("d.csv", b"x2,y\n0.5,1\n", true).unwrap_err().to_string().contains("'x2' without"));
+        let e = read_table_bytes("d.csv", b"x1,x2,y,y\n0.1,0.2,1,2\n", true).unwrap_err().to_string();
+        assert!(e.contains("column 'y' appears twice in the header (columns 3 and 4)"), "{e}");
+        assert!(
+            read_table_bytes("d.csv", b"x1,x1\n0.1,0.2\n", false)
+                .unwrap_err()
+                .to_string()
+                .contains("'x1' appears twice")
+        );
     }
 }

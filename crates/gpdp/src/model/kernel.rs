@@ -186,12 +186,19 @@ impl Kernel {
     /// non-increasing in distance. For the diagonal kernel κ = 0 unless Ω
     /// is a single point; for the constant kernel κ = 1.
     pub fn kappa(&self, domain: &Domain) -> Option<f64> {
+        self.kappa_with_exactness(domain).map(|(k, _)| k)
+    }
+
+    /// κ and whether it is exact in floating point (constant and diagonal
+    /// kernels, or a single-point domain); otherwise it carries the rounding
+    /// of the diameter and of the profile (a few units of roundoff).
+    pub fn kappa_with_exactness(&self, domain: &Domain) -> Option<(f64, bool)> {
         match self.kind {
-            KernelKind::Constant => Some(1.0),
-            KernelKind::Diagonal => Some(if domain.is_singleton() { 1.0 } else { 0.0 }),
+            KernelKind::Constant => Some((1.0, true)),
+            KernelKind::Diagonal => Some((if domain.is_singleton() { 1.0 } else { 0.0 }, true)),
             _ => {
                 let d = domain.diameter();
-                d.is_finite().then(|| self.profile(d))
+                d.is_finite().then(|| (self.profile(d), d == 0.0))
             }
         }
     }

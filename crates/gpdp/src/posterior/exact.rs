@@ -15,7 +15,7 @@
 use faer::linalg::solvers::Solve;
 use faer::{Mat, Side};
 
-use crate::error::{Error, Result, positive};
+use crate::error::{Error, Result};
 use crate::model::data::Dataset;
 use crate::model::kernel::Kernel;
 use crate::model::points::Points;
@@ -57,7 +57,7 @@ impl Posterior {
     /// a failed Cholesky factorisation (A not numerically positive
     /// definite — increase r).
     pub fn fit(kernel: Kernel, data: &Dataset, ridge: f64) -> Result<Self> {
-        positive("ridge r", ridge)?;
+        crate::error::ridge(ridge)?;
         let n = data.len();
         check_dense("K(X, X) + r²I", n, n)?;
         let mut a = kernel.gram(data.x());
@@ -313,10 +313,14 @@ mod failure_tests {
 
     #[test]
     fn singular_system_is_an_error_not_a_panic() {
-        // r² underflows to 0 and the repeated point makes K singular.
+        // r² = 10⁻³⁰⁰ is lost against K's unit entries and the repeated
+        // point makes K singular.
         let d = Dataset::new(Points::from_1d(&[0.5, 0.5, 0.5]), vec![1.0, 0.0, -1.0]).unwrap();
-        let e = Posterior::fit(Kernel::exponential(1.0).unwrap(), &d, 1e-170).unwrap_err();
+        let e = Posterior::fit(Kernel::exponential(1.0).unwrap(), &d, 1e-150).unwrap_err();
         assert!(matches!(e, Error::Factorisation { .. }), "{e}");
         assert!(e.to_string().contains("increase the ridge"), "{e}");
+        // Below 10⁻¹⁵⁰ r² would underflow: refused before any arithmetic.
+        let e = Posterior::fit(Kernel::exponential(1.0).unwrap(), &d, 1e-170).unwrap_err();
+        assert!(e.to_string().contains("ridge r (1e-170) must be at least 1e-150"), "{e}");
     }
 }

@@ -104,7 +104,7 @@ impl Markov1d {
 
     fn check(&self, y: &[f64], ell: f64, ridge: f64) -> Result<()> {
         positive("lengthscale ℓ", ell)?;
-        positive("ridge r", ridge)?;
+        crate::error::ridge(ridge)?;
         if y.len() != self.n {
             return Err(Error::Dimension(format!("{} responses for {} covariates", y.len(), self.n)));
         }

@@ -9,7 +9,7 @@
 //! answers ε(δ) or δ(ε) with the optimal α ([`super::conversion`]) in a
 //! [`PrivacyReport`].
 
-use crate::error::{Error, Result, non_negative, positive};
+use crate::error::{Error, Result, positive};
 use crate::model::domain::Domain;
 use crate::model::draws::Draws;
 use crate::model::kernel::Kernel;
@@ -19,7 +19,7 @@ use crate::privacy::bounds::{
 use crate::privacy::conversion::{Conversion, delta_for_epsilon, epsilon_for_delta};
 use crate::privacy::curve::RdpCurve;
 use crate::privacy::published::SensitivityConstants;
-use crate::privacy::rdp::{RdpBound, check_scale};
+use crate::privacy::rdp::RdpBound;
 use crate::privacy::report::{ComponentReport, PrivacyReport};
 use crate::privacy::rounding::ROUNDING_SLACK;
 
@@ -65,9 +65,9 @@ impl ReleaseParams {
     /// Validates the parameters and computes V̂_n and Δ̂_n.
     pub fn check(&self) -> Result<Release> {
         check_n(self.n)?;
-        positive("ridge r", self.ridge)?;
-        check_scale(self.scale)?;
-        non_negative("GP noise η", self.gp_noise)?;
+        crate::error::ridge(self.ridge)?;
+        crate::error::scale(self.scale)?;
+        crate::error::gp_noise(self.gp_noise)?;
         positive("response bound M_Y", self.response_bound)?;
         let variance = variance_bound(&self.kernel, &self.domain, self.n, self.ridge)?;
         let inputs = SensitivityInputs {
@@ -198,7 +198,10 @@ impl Accountant {
             .events
             .iter()
             .map(|(rel, count)| {
-                let t = rel.bound.terms(am1).expect("α is admissible for every event");
+                // α is admissible for every event, except in the vacuous δ = 1
+                // report, where no order was (α = 1): both terms are then ∞.
+                let (covariance_term, mean_term) =
+                    rel.bound.terms(am1).map_or((f64::INFINITY, f64::INFINITY), |t| (t.covariance, t.mean));
                 let p = &rel.params;
                 ComponentReport {
                     kernel: p.kernel.kind().name().to_string(),
@@ -212,8 +215,8 @@ impl Accountant {
                     draws: *count,
                     tau: rel.bound.tau(),
                     alpha_max: 1.0 + rel.bound.am1_max(),
-                    covariance_term: t.covariance,
-                    mean_term: t.mean,
+                    covariance_term,
+                    mean_term,
                     variance_bound: rel.variance.value,
                     variance_bound_source: rel.variance.source.clone(),
                     kappa: rel.variance.kappa,

@@ -46,19 +46,19 @@ pub struct VarianceBound {
 /// V_n ≤ 1 (valid whenever k(x, x) ≤ 1) when κ is unavailable or negative,
 /// saying why in `source`.
 pub fn variance_bound(kernel: &Kernel, domain: &Domain, n: usize, ridge: f64) -> Result<VarianceBound> {
-    positive("ridge r", ridge)?;
+    crate::error::ridge(ridge)?;
     check_n(n)?;
-    let kappa = kernel.kappa(domain);
+    let kappa = kernel.kappa_with_exactness(domain);
     match kappa {
-        Some(k) if (0.0..=1.0).contains(&k) => {
-            let v = variance_from_kappa(k, n, ridge);
+        Some((k, exact)) if (0.0..=1.0).contains(&k) => {
+            let v = variance_from_kappa(k, exact, n, ridge);
             Ok(VarianceBound {
                 value: v,
                 kappa: Some(k),
                 source: format!("Prop. 3 (κ = {k:.6e}; exact for k(x,x) = 1)"),
             })
         }
-        Some(k) => Ok(VarianceBound {
+        Some((k, _)) => Ok(VarianceBound {
             value: 1.0,
             kappa: None,
             source: format!("V ≤ 1 (k(x,x) ≤ 1); Prop. 3 not used because κ = {k} < 0"),
@@ -72,13 +72,18 @@ pub fn variance_bound(kernel: &Kernel, domain: &Domain, n: usize, ridge: f64) ->
 }
 
 /// V̄_n(r) = 1 − κ²(n − 1)/(n − 1 + r²) (Proposition 3) for a given κ ∈ [0, 1],
-/// computed as ((1−κ)(1+κ)(n−1) + r²)/(n−1+r²) and rounded up (relative slack
-/// for the arithmetic, absolute slack for a few ulps of error in κ²).
-pub fn variance_from_kappa(kappa: f64, n: usize, ridge: f64) -> f64 {
+/// computed as ((1−κ)(1+κ)(n−1) + r²)/(n−1+r²) (no cancellation) and rounded
+/// up: relatively, by 8 units of roundoff for the arithmetic, and — when κ is
+/// itself rounded (`kappa_exact` false) — absolutely, by the effect of a few
+/// ulps of error in κ², 8u·κ²·(n−1)/(n−1+r²). An exact κ (the constant
+/// kernel) gets no absolute allowance, so a tiny V̂ stays accurate.
+pub fn variance_from_kappa(kappa: f64, kappa_exact: bool, n: usize, ridge: f64) -> f64 {
     let m = n.saturating_sub(1) as f64;
     let r2 = ridge * ridge;
+    let share = m / (m + r2);
     let v = ((1.0 - kappa) * (1.0 + kappa) * m + r2) / (m + r2);
-    (v * (1.0 + 8.0 * f64::EPSILON) + 8.0 * f64::EPSILON * kappa * kappa).min(1.0)
+    let kappa_error = if kappa_exact { 0.0 } else { 8.0 * f64::EPSILON * kappa * kappa * share };
+    (v * (1.0 + 8.0 * f64::EPSILON) + kappa_error).min(1.0)
 }
 
 pub(crate) fn check_n(n: usize) -> Result<usize> {
@@ -295,7 +300,7 @@ pub fn sensitivity_bound(
     inputs: &SensitivityInputs,
 ) -> Result<SensitivityBound> {
     check_n(inputs.n)?;
-    positive("ridge r", inputs.ridge)?;
+    crate::error::ridge(inputs.ridge)?;
     positive("response bound M_Y", inputs.response_bound)?;
     let round_up = crate::privacy::rounding::round_up_sensitivity;
     match choice {
@@ -345,6 +350,11 @@ mod tests {
         let v = variance_bound(&c, &d, 1000, 0.1).unwrap().value;
         let want = 0.01 / 999.01;
         assert!(v >= want && (v - want) / want < 1e-9);
+        // Huge n, tiny r: V ≈ 10⁻²¹ keeps its relative accuracy (no fixed
+        // absolute allowance on an exact κ).
+        let v = variance_bound(&c, &d, 1_000_000_000, 1e-6).unwrap().value;
+        let want = 1e-12 / (999_999_999.0 + 1e-12);
+        assert!(v >= want && (v - want) / want < 1e-14, "{v} vs {want}");
         // Diagonal kernel: κ = 0, V = 1.
         let g = Kernel::new(KernelKind::Diagonal, 1.0).unwrap();
         assert_eq!(variance_bound(&g, &d, 50, 0.5).unwrap().value, 1.0);

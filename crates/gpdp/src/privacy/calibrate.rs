@@ -109,6 +109,8 @@ pub struct Calibration {
 }
 
 const BRACKET_LIMIT: f64 = 1e12;
+/// The smallest value the search tries (r, σ and η are refused below 10⁻¹⁵⁰).
+const BRACKET_FLOOR: f64 = 1e-150;
 const REL_TOL: f64 = 1e-9;
 
 fn with_value(params: &ReleaseParams, solve: Solve, v: f64) -> ReleaseParams {
@@ -126,6 +128,16 @@ fn report(params: &ReleaseParams, draws: Draws, target: &Target) -> Result<Priva
     params.check()?.epsilon(draws, target.delta, target.conversion)
 }
 
+/// ε at a candidate value: +∞ where the bound is vacuous (no finite ε), so
+/// that the search treats it as not meeting the target.
+fn epsilon_or_inf(params: &ReleaseParams, draws: Draws, target: &Target) -> Result<f64> {
+    match report(params, draws, target) {
+        Ok(r) => Ok(r.epsilon),
+        Err(Error::Vacuous(_)) => Ok(f64::INFINITY),
+        Err(e) => Err(e),
+    }
+}
+
 /// Solves for `solve` so that `draws` draws meet `target`; the other
 /// parameters come from `params` (the field being solved for is ignored;
 /// with [`Solve::Draws`], `draws` is ignored).
@@ -139,7 +151,7 @@ pub fn calibrate(params: &ReleaseParams, draws: Draws, solve: Solve, target: Tar
 }
 
 fn solve_decreasing(params: &ReleaseParams, draws: Draws, solve: Solve, target: Target) -> Result<Calibration> {
-    let eps = |v: f64| -> Result<f64> { Ok(report(&with_value(params, solve, v), draws, &target)?.epsilon) };
+    let eps = |v: f64| -> Result<f64> { epsilon_or_inf(&with_value(params, solve, v), draws, &target) };
     let ok = |v: f64| -> Result<bool> { Ok(eps(v)? <= target.epsilon) };
     let te = target.epsilon;
 
@@ -178,22 +190,31 @@ fn solve_decreasing(params: &ReleaseParams, draws: Draws, solve: Solve, target: 
         _ => {}
     }
 
+    let what = match solve {
+        Solve::Ridge => "ridge r",
+        Solve::Scale => "scale σ",
+        _ => "GP noise η",
+    };
     let start = match solve {
         Solve::Ridge => params.ridge,
         Solve::Scale => params.scale,
         _ => params.gp_noise,
     };
-    let start = if start.is_finite() && start > 0.0 { start } else { 1.0 };
+    let start = if start.is_finite() && start > 0.0 { start.clamp(BRACKET_FLOOR, BRACKET_LIMIT) } else { 1.0 };
     let (mut lo, mut hi);
     if ok(start)? {
         hi = start;
-        lo = start / 2.0;
+        lo = (start / 2.0).max(BRACKET_FLOOR);
         while ok(lo)? {
-            hi = lo;
-            lo /= 2.0;
-            if lo < 1e-300 {
-                break;
+            if lo <= BRACKET_FLOOR {
+                return Err(Error::Unconstrained(format!(
+                    "every {what} down to {BRACKET_FLOOR:e} meets ε ≤ {te} at δ = {} (ε = {:.6} there); {what} does not limit this release, so choose it for utility",
+                    target.delta,
+                    eps(lo)?
+                )));
             }
+            hi = lo;
+            lo = (lo / 2.0).max(BRACKET_FLOOR);
         }
     } else {
         lo = start;
@@ -202,11 +223,6 @@ fn solve_decreasing(params: &ReleaseParams, draws: Draws, solve: Solve, target: 
             lo = hi;
             hi *= 2.0;
             if hi > BRACKET_LIMIT {
-                let what = match solve {
-                    Solve::Ridge => "ridge r",
-                    Solve::Scale => "scale σ",
-                    _ => "GP noise η",
-                };
                 return Err(Error::Unreachable(format!(
                     "no {what} up to {BRACKET_LIMIT:e} meets ε ≤ {te} at δ = {}; raise the target ε or δ, or change the other parameters",
                     target.delta
@@ -340,5 +356,58 @@ mod tests {
         assert!(calibrate(&q, Draws::ONE, Solve::GpNoise, target(1.0)).is_err());
         // Already met with η = 0: smallest η is 0.
         assert_eq!(calibrate(&base(), Draws::ONE, Solve::GpNoise, target(1e3)).unwrap().value, 0.0);
+    }
+
+    /// With η ≫ σ the admissible orders reach α_max − 1 = 1/τ̃ ≈ σ⁻²: the
+    /// optimum (α ≈ 3) must still be found, so ε does not depend on σ once
+    /// σ ≪ η, and calibrating η at a tiny σ works.
+    #[test]
+    fn tiny_scale_with_gp_noise_reaches_the_optimum() {
+        let eps = |sigma: f64| {
+            let mut p = base();
+            p.n = 10;
+            p.scale = sigma;
+            p.gp_noise = 1.0;
+            p.check().unwrap().epsilon(Draws::ONE, 1e-5, Conversion::Improved).unwrap()
+        };
+        let reference = eps(1e-4);
+        assert!((reference.epsilon - 10.697280271746841).abs() < 1e-9, "{}", reference.epsilon);
+        for sigma in [1e-8, 1e-10, 1e-30] {
+            let r = eps(sigma);
+            assert!((r.epsilon - reference.epsilon).abs() < 1e-6 * reference.epsilon, "σ = {sigma}: {}", r.epsilon);
+            assert!(r.alpha < 10.0, "σ = {sigma}: α = {}", r.alpha);
+        }
+        let mut p = base();
+        p.n = 10;
+        p.scale = 1e-8;
+        let c = calibrate(&p, Draws::ONE, Solve::GpNoise, target(11.0)).unwrap();
+        assert!(
+            c.report.epsilon <= 11.0 && c.value > 0.9 && c.value < 1.0,
+            "η = {}, ε = {}",
+            c.value,
+            c.report.epsilon
+        );
+        assert!(c.permissive_epsilon > 11.0);
+    }
+
+    /// Every ridge meets the target (constant kernel, n = 1, much GP
+    /// noise): said as such, not as an invalid ridge.
+    #[test]
+    fn a_target_every_value_meets_is_reported_as_unconstrained() {
+        let mut p = ReleaseParams::new(
+            crate::model::kernel::Kernel::new(crate::model::kernel::KernelKind::Constant, 1.0).unwrap(),
+            "interval:0,1".parse().unwrap(),
+            1,
+            1.0,
+            1.0,
+        );
+        p.gp_noise = 3.0;
+        let e = calibrate(&p, Draws::ONE, Solve::Ridge, target(5.0)).unwrap_err();
+        assert!(matches!(e, Error::Unconstrained(_)), "{e}");
+        assert!(e.to_string().contains("every ridge r down to 1e-150 meets ε ≤ 5"), "{e}");
+        // A huge target is met by a small but finite ridge (no error from
+        // candidates where the bound is vacuous).
+        let c = calibrate(&base(), Draws::ONE, Solve::Ridge, target(3e25)).unwrap();
+        assert!(c.report.epsilon <= 3e25 && c.value > 0.0);
     }
 }

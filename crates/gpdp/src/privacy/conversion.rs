@@ -105,10 +105,18 @@ fn log_delta_at(conv: Conversion, r: f64, am1: f64, eps: f64) -> (f64, f64) {
     }
 }
 
-/// Grid over t = logit((α−1)/(α_max−1)), then Brent refinement.
+/// Grid over t = logit((α−1)/(α_max−1)) (t = log(α−1) when α_max = ∞), then
+/// Brent refinement. The grid's lower end reaches α − 1 = [`AM1_MIN`] however
+/// large α_max − 1 is (with GP noise η ≫ σ, α_max − 1 = 1/τ̃ can exceed 10²⁰
+/// while the optimum stays at α ≈ 3), and its steps are at most 2 in t.
 const T_LO: f64 = -34.0;
 const T_HI: f64 = 34.0;
 const GRID: usize = 35;
+const MAX_STEP: f64 = 2.0;
+
+/// The smallest α − 1 the search considers (the conversion's log(1/δ)/(α−1)
+/// is at least 10¹² there: never the optimum of a useful statement).
+pub(crate) const AM1_MIN: f64 = 1e-12;
 
 fn am1_of(t: f64, am1_max: f64) -> f64 {
     if am1_max.is_finite() {
@@ -120,30 +128,33 @@ fn am1_of(t: f64, am1_max: f64) -> f64 {
 }
 
 /// Minimises `f(am1)` over the admissible orders; returns the minimising
-/// α − 1. `f` returns +∞ (or NaN) outside the admissible range.
-pub(crate) fn minimise_over_order(am1_max: f64, f: impl Fn(f64) -> f64) -> f64 {
+/// α − 1 and the minimum (+∞ when `f` is infinite everywhere). `f` returns
+/// +∞ (or NaN) outside the admissible range.
+pub(crate) fn minimise_over_order(am1_max: f64, f: impl Fn(f64) -> f64) -> (f64, f64) {
     let g = |t: f64| {
         let v = f(am1_of(t, am1_max));
         if v.is_nan() { f64::INFINITY } else { v }
     };
-    let step = (T_HI - T_LO) / (GRID - 1) as f64;
+    let t_lo = if am1_max.is_finite() { T_LO.min((AM1_MIN / am1_max).ln()) } else { T_LO };
+    let points = GRID.max(((T_HI - t_lo) / MAX_STEP).ceil() as usize + 1);
+    let step = (T_HI - t_lo) / (points - 1) as f64;
     let mut best_i = 0;
     let mut best_v = f64::INFINITY;
-    for i in 0..GRID {
-        let v = g(T_LO + step * i as f64);
+    for i in 0..points {
+        let v = g(t_lo + step * i as f64);
         if v < best_v {
             best_v = v;
             best_i = i;
         }
     }
-    let t_best = T_LO + step * best_i as f64;
+    let t_best = t_lo + step * best_i as f64;
     if !best_v.is_finite() {
-        return am1_of(t_best, am1_max);
+        return (am1_of(t_best, am1_max), best_v);
     }
-    let lo = T_LO + step * best_i.saturating_sub(1) as f64;
-    let hi = T_LO + step * (best_i + 1).min(GRID - 1) as f64;
+    let lo = t_lo + step * best_i.saturating_sub(1) as f64;
+    let hi = t_lo + step * (best_i + 1).min(points - 1) as f64;
     let (t, v) = brent_min(&g, lo, hi, t_best, best_v, 1e-10);
-    am1_of(if v <= best_v { t } else { t_best }, am1_max)
+    if v <= best_v { (am1_of(t, am1_max), v) } else { (am1_of(t_best, am1_max), best_v) }
 }
 
 /// Brent's minimiser (golden section with parabolic steps) on [a, b],
@@ -220,9 +231,10 @@ fn brent_min(f: &impl Fn(f64) -> f64, mut a: f64, mut b: f64, x0: f64, fx0: f64,
 }
 
 /// Snaps an order to a representable α = 1 + am1 (so that α − 1 is exact)
-/// that is admissible for `curve`.
+/// that is admissible for `curve`: the nearest double at or below 1 + am1,
+/// or, when am1 is below the spacing of doubles at 1, the smallest α > 1.
 fn snap<C: RdpCurve + ?Sized>(curve: &C, am1: f64) -> Option<(f64, f64, (f64, f64))> {
-    let mut alpha = 1.0 + am1;
+    let mut alpha = (1.0 + am1).max(1.0f64.next_up());
     for _ in 0..64 {
         let a = alpha - 1.0; // exact (Sterbenz / same binade)
         if a > 0.0 {
@@ -257,11 +269,16 @@ pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conv
         Some((r, _)) => epsilon_at(conv, r, am1, log_delta).0,
         None => f64::INFINITY,
     };
-    let am1 = minimise_over_order(am1_max, obj);
-    let (alpha, am1, (r, r_err)) = snap(curve, am1).ok_or_else(|| Error::InvalidParameter {
-        name: "RDP curve",
-        value: format!("α_max − 1 = {am1_max}"),
-        requirement: "to admit some order α > 1",
+    let (am1, best) = minimise_over_order(am1_max, obj);
+    if !best.is_finite() {
+        return Err(Error::Vacuous(format!(
+            "no admissible order α gives a finite ε (α_max − 1 = {am1_max:e}; the RDP terms overflow); increase the ridge r or the scale σ"
+        )));
+    }
+    let (alpha, am1, (r, r_err)) = snap(curve, am1).ok_or_else(|| {
+        Error::Vacuous(format!(
+            "no order α > 1 is admissible in double precision (α_max − 1 = {am1_max:e}), so ε is unbounded; increase the ridge r (or add GP noise η)"
+        ))
     })?;
     let (e, e_err) = epsilon_at(conv, r, am1, log_delta);
     let up = (e + r_err + e_err).next_up();
@@ -287,25 +304,30 @@ pub struct DeltaAt {
     pub rdp: f64,
 }
 
-/// δ(ε) = min over admissible α of the conversion solved for δ.
+/// The largest ε for which δ(ε) is computed (beyond it (α − 1)·ε can
+/// overflow; δ there is below the smallest positive double anyway).
+pub const MAX_EPSILON: f64 = 1e100;
+
+/// δ(ε) = min over admissible α of the conversion solved for δ. When no
+/// order α > 1 is admissible in double precision, the only valid statement
+/// is the vacuous δ = 1 (reported with α = 1 and R = ∞).
 pub fn delta_for_epsilon<C: RdpCurve + ?Sized>(curve: &C, epsilon: f64, conv: Conversion) -> Result<DeltaAt> {
-    if !(epsilon.is_finite() && epsilon >= 0.0) {
+    if !(epsilon.is_finite() && (0.0..=MAX_EPSILON).contains(&epsilon)) {
         return Err(Error::InvalidParameter {
             name: "ε",
             value: fmt_value(epsilon),
-            requirement: "a finite number >= 0",
+            requirement: "a number in [0, 1e100] (δ is below the smallest positive double long before)",
         });
     }
     let obj = |am1: f64| match curve.rdp(am1) {
         Some((r, _)) => log_delta_at(conv, r, am1, epsilon).0,
         None => f64::INFINITY,
     };
-    let am1 = minimise_over_order(curve.am1_max(), obj);
-    let (alpha, am1, (r, r_err)) = snap(curve, am1).ok_or_else(|| Error::InvalidParameter {
-        name: "RDP curve",
-        value: format!("α_max − 1 = {}", curve.am1_max()),
-        requirement: "to admit some order α > 1",
-    })?;
+    let (am1, best) = minimise_over_order(curve.am1_max(), obj);
+    let snapped = if best.is_finite() { snap(curve, am1) } else { None };
+    let Some((alpha, am1, (r, r_err))) = snapped else {
+        return Ok(DeltaAt { delta: 1.0, alpha: 1.0, rdp: f64::INFINITY });
+    };
     let (ld, ld_err) = log_delta_at(conv, r, am1, epsilon);
     let ld_up = ld + ld_err + am1 * r_err;
     let delta = ld_up.exp().next_up().min(1.0);

@@ -25,7 +25,7 @@
 //!
 //! The order enters as `am1 = α − 1` to keep precision when α → 1.
 
-use crate::error::{Result, non_negative, positive};
+use crate::error::{Result, non_negative};
 use crate::privacy::rounding::ROUNDING_SLACK;
 
 /// ψ_α(τ) (Theorem 3.1; closed form of Lemma A.3), with `am1` = α − 1:
@@ -108,9 +108,9 @@ impl RdpBound {
             });
         }
         non_negative("sensitivity Δ", delta_n)?;
-        positive("ridge r", ridge)?;
-        check_scale(scale)?;
-        non_negative("GP noise η", gp_noise)?;
+        crate::error::ridge(ridge)?;
+        crate::error::scale(scale)?;
+        crate::error::gp_noise(gp_noise)?;
         let r2 = ridge * ridge;
         let inv_scale2 = if scale.is_infinite() { 0.0 } else { 1.0 / (scale * scale) };
         let d0 = r2 + inv_scale2 * gp_noise * gp_noise * (v + r2);
@@ -170,19 +170,6 @@ impl RdpBound {
     /// The GP noise η.
     pub fn gp_noise(&self) -> f64 {
         self.gp_noise
-    }
-}
-
-/// σ must be > 0: finite, or +∞ for a covariance-only release.
-pub(crate) fn check_scale(scale: f64) -> Result<f64> {
-    if scale > 0.0 {
-        Ok(scale)
-    } else {
-        Err(crate::error::Error::InvalidParameter {
-            name: "scale σ",
-            value: crate::error::fmt_value(scale),
-            requirement: "> 0 (or inf for a covariance-only release)",
-        })
     }
 }
 

@@ -45,9 +45,11 @@ pub struct ComponentReport {
     /// This release's α_max = 1 + 1/τ̃ (may be +∞).
     #[serde(serialize_with = "ser_maybe_inf")]
     pub alpha_max: f64,
-    /// 2ψ_α(τ̃) for one draw at the reported α.
+    /// 2ψ_α(τ̃) for one draw at the reported α (∞ in a vacuous report).
+    #[serde(serialize_with = "ser_maybe_inf")]
     pub covariance_term: f64,
-    /// The mean-leakage term for one draw at the reported α.
+    /// The mean-leakage term for one draw at the reported α (∞ in a vacuous report).
+    #[serde(serialize_with = "ser_maybe_inf")]
     pub mean_term: f64,
     /// V̂_n.
     pub variance_bound: f64,
@@ -76,7 +78,9 @@ pub struct PrivacyReport {
     /// Sup of admissible α for the composition (may be +∞).
     #[serde(serialize_with = "ser_maybe_inf")]
     pub alpha_max: f64,
-    /// The composed RDP Σ L_i·ε_α^(i) at `alpha`.
+    /// The composed RDP Σ L_i·ε_α^(i) at `alpha` (∞ in a vacuous report:
+    /// δ = 1, α = 1, when no order α > 1 is admissible).
+    #[serde(serialize_with = "ser_maybe_inf")]
     pub rdp: f64,
     /// The conversion used.
     pub conversion: Conversion,

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use faer::Mat;
 
-use crate::error::{Error, Result, non_negative};
+use crate::error::{Error, Result};
 use crate::model::draws::Draws;
 use crate::model::points::Points;
 use crate::posterior::Posterior;
@@ -58,16 +58,18 @@ pub struct Process {
 }
 
 impl Process {
-    /// Requires a finite σ > 0 (a release needs a finite scale) and η ≥ 0.
+    /// Requires a finite σ in [10⁻¹⁵⁰, 10¹⁵⁰] (a release needs a finite scale)
+    /// and η in [0, 10¹⁵⁰].
     pub fn new(posterior: impl Into<Arc<Posterior>>, scale: f64, gp_noise: f64) -> Result<Self> {
-        if !(scale.is_finite() && scale > 0.0) {
+        crate::error::scale(scale)?;
+        if !scale.is_finite() {
             return Err(Error::InvalidParameter {
                 name: "scale σ",
                 value: crate::error::fmt_value(scale),
                 requirement: "a finite number > 0 for a release",
             });
         }
-        non_negative("GP noise η", gp_noise)?;
+        crate::error::gp_noise(gp_noise)?;
         Ok(Process { posterior: posterior.into(), scale, gp_noise })
     }
 
