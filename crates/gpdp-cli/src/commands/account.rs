@@ -1,7 +1,7 @@
 //! `gpdp account`: the (ε, δ) guarantee of a release, one or many.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -90,7 +90,7 @@ pub fn print_report(report: &PrivacyReport, json: bool) -> Result<()> {
     Ok(())
 }
 
-fn run_batch(a: &AccountArgs, path: &PathBuf) -> Result<()> {
+fn run_batch(a: &AccountArgs, path: &Path) -> Result<()> {
     if let Some(out) = &a.out {
         check_out_file(out, a.force)?;
     }
