@@ -85,6 +85,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = output::files::handle_termination_signals() {
+        eprintln!("warning: cannot handle SIGINT/SIGTERM ({e}); an interrupted run may leave partial output");
+    }
     let result = match cli.command {
         Command::Demo(a) => demo::run(a),
         Command::Account(a) => account::run(a),

@@ -49,13 +49,12 @@ pub enum Error {
     NotEnoughData(String),
 
     /// A file could not be opened or read.
-    #[error("{file}: {source}")]
+    #[error("{file}: {error}")]
     Io {
         /// The file (as given).
         file: String,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     /// A record that does not have the documented format.
@@ -86,7 +85,7 @@ pub enum Error {
 
     /// The core library refused a computation (posterior, sampler, accountant,
     /// mechanism).
-    #[error("{0}")]
+    #[error(transparent)]
     Library(#[from] gpdp::Error),
 }
 
@@ -99,8 +98,8 @@ pub(crate) fn invalid(field: &'static str, value: f64, requirement: &'static str
 }
 
 /// An `Io` error for a file.
-pub(crate) fn io(file: &str, source: std::io::Error) -> Error {
-    Error::Io { file: file.to_string(), source }
+pub(crate) fn io(file: &str, error: std::io::Error) -> Error {
+    Error::Io { file: file.to_string(), error }
 }
 
 #[cfg(test)]

@@ -53,6 +53,41 @@ impl Default for PlumeConfig {
     }
 }
 
+impl PlumeConfig {
+    /// Checks every field; the error names the first offending one.
+    pub fn validate(&self) -> crate::Result<()> {
+        use crate::error::invalid;
+        if self.plumes == 0 {
+            return Err(invalid("plumes K", 0.0, "≥ 1"));
+        }
+        for (field, (lo, hi)) in [
+            ("plume centre range", self.centre_range),
+            ("plume amplitude range", self.amplitude_range),
+            ("plume width range", self.width_range),
+        ] {
+            if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+                return Err(invalid(field, if lo.is_finite() { hi } else { lo }, "finite with lower ≤ upper"));
+            }
+        }
+        if !(self.width_range.0 > 0.0) {
+            return Err(invalid("plume width", self.width_range.0, "> 0"));
+        }
+        if !(self.anisotropy_max >= 1.0 && self.anisotropy_max.is_finite()) {
+            return Err(invalid("plume anisotropy", self.anisotropy_max, "finite and ≥ 1"));
+        }
+        if !(self.gamma > 0.0 && self.gamma.is_finite()) {
+            return Err(invalid("sigmoid steepness γ", self.gamma, "finite and > 0"));
+        }
+        if !(self.quantile > 0.0 && self.quantile < 1.0) {
+            return Err(invalid("sigmoid quantile", self.quantile, "in (0, 1)"));
+        }
+        if self.reference_grid < 2 {
+            return Err(invalid("reference grid", self.reference_grid as f64, "≥ 2 points per axis"));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 struct Plume {
     centre: [f64; 2],

@@ -123,6 +123,7 @@ pub mod nonprivate;
 pub mod posterior;
 pub mod postprocess;
 pub mod privacy;
+pub mod resources;
 pub mod rng;
 mod sampling;
 

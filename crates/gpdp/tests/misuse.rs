@@ -77,8 +77,45 @@ fn parameters_that_void_the_guarantee_are_refused_before_any_data() {
     bad(&|p| p.release.sensitivity = "diagonal".parse().unwrap(), "B.5");
     bad(&|p| p.covariate_lattice = Some(CovariateLattice::parse("5x5", 2).unwrap()), "2-D but the domain");
     assert!(Draws::new(0).is_err(), "zero draws cannot even be written down");
+    // Lemma B.8 is an assumption about the data: it must be stated, and a zero
+    // norm with a finite σ is refused.
+    let b8 = |p: &mut MechanismParams| {
+        p.release.sensitivity = "rkhs".parse().unwrap();
+        p.release.rkhs_norm = Some(2.0);
+    };
+    bad(&b8, "state that assumption explicitly");
+    bad(
+        &|p| {
+            b8(p);
+            p.assume_rkhs_responses = true;
+            p.release.rkhs_norm = Some(0.0);
+        },
+        "RKHS norm ‖f*‖ (0) must be > 0",
+    );
     let e = MechanismParams::new(model(6), 1e-3).calibrate(Solve::Draws, 3.0).unwrap_err();
     assert!(e.to_string().contains("fix the draws"), "{e}");
+}
+
+#[test]
+fn a_lemma_b8_release_states_its_assumption_and_refuses_clipped_data() {
+    let mut p = MechanismParams::new(model(6), 1e-3);
+    p.release.sensitivity = "rkhs".parse().unwrap();
+    p.release.rkhs_norm = Some(2.0);
+    p.assume_rkhs_responses = true;
+    let m = p.check().unwrap();
+    let r = m.release(&six(), &grid(), &mut ReleaseRng::seeded(5)).unwrap();
+    assert_eq!(r.report.privacy.components[0].sensitivity_source, gpdp::Lemma::B8);
+    assert!(r.report.assumptions[0].contains("noiseless value y = f*(x)"));
+    // Responses that need clipping contradict the assumption.
+    let clipped = data(&[0.05, 0.2, 0.21, 0.5, 0.77, 0.9], &[0.4, -0.9, -0.7, 1.5, 0.3, -0.2]);
+    let e = m.release(&clipped, &grid(), &mut ReleaseRng::seeded(5)).unwrap_err().to_string();
+    assert!(e.contains("1 response(s) had to be clipped"), "{e}");
+    // A zero norm is fine for the covariance-only bound.
+    let mut cov = model(6);
+    cov.sensitivity = "rkhs".parse().unwrap();
+    cov.rkhs_norm = Some(0.0);
+    cov.scale = f64::INFINITY;
+    assert!(cov.check().is_ok());
 }
 
 #[test]

@@ -18,7 +18,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args;
 use gpdp::postprocess::{Grid2, excursion_probability, gaussian_smooth};
 use gpdp::{
@@ -37,8 +37,9 @@ use crate::output::release::write_release;
 /// Arguments of `gpdp demo`.
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Output directory (replaced if it holds a previous demo): release/ is
-    /// the published folder, private/ what must not be published.
+    /// Output directory: release/ is the published folder, private/ what must
+    /// not be published. An existing directory is replaced only if it is
+    /// empty or holds a previous demo (a `.gpdp-demo` marker).
     #[arg(long, value_name = "DIR", default_value = "gpdp-demo")]
     pub out: PathBuf,
 
@@ -64,8 +65,17 @@ const NOISE: f64 = 0.5; // M_ξ: y = (1 − M_ξ) f* + ξ, ξ ~ U[−M_ξ, M_ξ]
 const LENGTHSCALE: f64 = 0.15;
 const SCALE: f64 = 0.1;
 
+/// The file that marks a folder as a demo's output (which a later demo may replace).
+const MARKER: &str = ".gpdp-demo";
+
 pub fn run(a: DemoArgs) -> Result<()> {
     let t0 = std::time::Instant::now();
+    if a.out.is_dir() && std::fs::read_dir(&a.out)?.next().is_some() && !a.out.join(MARKER).exists() {
+        bail!(
+            "--out {} exists, is not empty and is not a previous demo's folder (no {MARKER} marker); choose another directory",
+            a.out.display()
+        );
+    }
     let mut drng = ChaCha8Rng::seed_from_u64(a.data_seed);
     let field = PlumeField::sample(&PlumeConfig::default(), &mut drng);
     // Sensors on the public survey lattice with spacing 1/(2(N−1)).
@@ -98,6 +108,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
     let names = vec!["x1".to_string(), "x2".to_string()];
 
     let outputs = write_dir_atomically(&a.out, true, |dir| {
+        std::fs::write(dir.join(MARKER), "written by gpdp demo; a later demo may replace this folder\n")?;
         let published = dir.join("release");
         std::fs::create_dir(&published)?;
         let outputs = write_release(&published, &rel, &query, &names, 0.0)?;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use gpdp::postprocess::excursion::excursion_probability;
 use gpdp::postprocess::smoothing::gaussian_smooth;
@@ -104,41 +104,41 @@ fn q((q25, median, q75): (f64, f64, f64)) -> Quartiles {
 use gpdp::privacy::{PUBLISHED_LABEL as LABEL_PUBLISHED, SensitivityConstants};
 use gpdp_experiments::excursion::summary1d::{Quartiles, format_d_eff, format_epsilon, format_iou, format_percent};
 
+/// The study for one noise level from the flags, checked.
+fn config(a: &Excursion2dArgs, noise: f64) -> Result<Study2dConfig> {
+    let mut cfg = Study2dConfig::new(noise);
+    cfg.n = a.n;
+    cfg.search_worlds = a.search_worlds;
+    cfg.validation_worlds = a.validation_worlds;
+    cfg.eval_worlds = a.eval_worlds;
+    cfg.eval_grid = a.eval_grid;
+    cfg.search_grid = a.search_grid;
+    cfg.path_grid = a.path_grid;
+    cfg.paths_per_world = a.paths_per_world;
+    cfg.smooth_px = a.smooth;
+    cfg.epsilon_max = a.epsilon_max;
+    cfg.delta = a.delta.unwrap_or((a.n as f64).powf(-1.1));
+    cfg.conversion = a.conversion;
+    cfg.constants = a.constants;
+    cfg.spec.rounds = a.rounds;
+    cfg.spec.top_k = a.top_k;
+    cfg.plume.gamma = a.gamma;
+    cfg.plume.quantile = a.quantile;
+    cfg.seed = a.seed;
+    cfg.validate().with_context(|| format!("M_ξ = {noise}"))?;
+    Ok(cfg)
+}
+
 pub fn run(a: Excursion2dArgs) -> Result<()> {
     let noises = parse_list(&a.noise)?;
-    if noises.iter().any(|m| !(0.0..1.0).contains(m)) {
-        bail!("--noise values must be in [0, 1)");
-    }
-    if a.n < 2 || a.search_worlds == 0 || a.validation_worlds == 0 || a.eval_worlds == 0 {
-        bail!("--n must be ≥ 2 and the world/path counts ≥ 1");
-    }
-    if a.eval_grid < 2 || a.path_grid < 2 || a.search_grid < 2 {
-        bail!("grids need at least 2 points per axis");
-    }
+    // Every study is checked (fields, memory, work) before anything is written.
+    let configs: Vec<Study2dConfig> = noises.iter().map(|&noise| config(&a, noise)).collect::<Result<_>>()?;
     let published = a.constants == SensitivityConstants::Published;
     let t0 = std::time::Instant::now();
     write_dir_atomically(&a.out, a.force, |dir| {
         let mut summaries = Vec::new();
-        for &noise in &noises {
-            let mut cfg = Study2dConfig::new(noise);
-            cfg.n = a.n;
-            cfg.search_worlds = a.search_worlds;
-            cfg.validation_worlds = a.validation_worlds;
-            cfg.eval_worlds = a.eval_worlds;
-            cfg.eval_grid = a.eval_grid;
-            cfg.search_grid = a.search_grid;
-            cfg.path_grid = a.path_grid;
-            cfg.paths_per_world = a.paths_per_world;
-            cfg.smooth_px = a.smooth;
-            cfg.epsilon_max = a.epsilon_max;
-            cfg.delta = a.delta.unwrap_or((a.n as f64).powf(-1.1));
-            cfg.conversion = a.conversion;
-            cfg.constants = a.constants;
-            cfg.spec.rounds = a.rounds;
-            cfg.spec.top_k = a.top_k;
-            cfg.plume.gamma = a.gamma;
-            cfg.plume.quantile = a.quantile;
-            cfg.seed = a.seed;
+        for cfg in &configs {
+            let noise = cfg.noise;
             let bar = ProgressBar::new(1);
             bar.set_style(ProgressStyle::with_template("{prefix} {msg:28} [{bar:30}] {pos}/{len} {elapsed}").unwrap());
             bar.set_prefix(format!("M_ξ = {noise}"));
@@ -161,7 +161,7 @@ pub fn run(a: Excursion2dArgs) -> Result<()> {
                 t0.elapsed().as_secs_f64()
             );
             figure(dir, &cfg, &result)?;
-            summaries.push((cfg, result, s));
+            summaries.push((cfg.clone(), result, s));
         }
         write_summary(dir, &summaries, published, &a)?;
         Ok(())

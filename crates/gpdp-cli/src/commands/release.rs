@@ -93,6 +93,14 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// With --sensitivity rkhs (Lemma B.8): state that every response is the
+    /// noiseless value y = f*(x) of a function with ‖f*‖_H ≤ --rkhs-norm. The
+    /// guarantee then rests on this assumption (report.json says so); it
+    /// cannot be checked from the data, and a release in which any response
+    /// had to be clipped is refused.
+    #[arg(long = "assume-rkhs-responses")]
+    pub assume_rkhs_responses: bool,
+
     /// Reproducible draws for experiments and tests. The output is then NOT a
     /// private release (report.json says "private": false).
     #[arg(long, value_name = "S")]
@@ -130,6 +138,7 @@ impl ReleaseCmdArgs {
         p.sampler = self.sampler;
         p.covariate_lattice = self.covariate_lattice.as_deref().map(|s| CovariateLattice::parse(s, dim)).transpose()?;
         p.max_epsilon = self.max_epsilon;
+        p.assume_rkhs_responses = self.assume_rkhs_responses;
         Ok(match self.target_epsilon {
             Some(eps) => p.calibrate(self.solve, eps)?,
             None => p.check()?,

@@ -1,85 +1,133 @@
 //! Writing results: a file or a whole output directory appears complete or
-//! not at all, and the operator's private log never lands in a published
-//! folder.
+//! not at all, two runs never write the same output at once, an interrupted
+//! run leaves nothing behind (SIGINT/SIGTERM remove the partial output; what
+//! a kill -9 leaves is removed by the next run), and the operator's private
+//! log never lands in a published folder.
+//!
+//! Temporary names, all beside the final output: `.NAME.partial-PID/`
+//! (a directory being filled), `.NAME.old-PID/` (the output being replaced),
+//! `.NAME.tmp-PID` (a file being written), `.NAME.lock` (held while NAME is
+//! written; contains the PID).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
 
-/// Writes `bytes` to `path` via a temporary file in the same directory and a
-/// rename, so a failure never leaves a partial file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let tmp =
-        dir.join(format!(".{}.tmp-{}", path.file_name().and_then(|s| s.to_str()).unwrap_or("out"), std::process::id()));
-    if let Err(e) = std::fs::write(&tmp, bytes) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", tmp.display()));
+/// Paths to remove if the process is interrupted (SIGINT/SIGTERM).
+static CLEANUP: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn register(p: &Path) {
+    if let Ok(mut v) = CLEANUP.lock() {
+        v.push(p.to_path_buf());
     }
-    std::fs::rename(&tmp, path).with_context(|| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot move the output into {}", path.display())
-    })
 }
 
-/// Refuses an existing output file `out`, unless `force` (checked before any
-/// work is done).
-pub fn check_out_file(out: &Path, force: bool) -> Result<()> {
-    if out.is_dir() {
-        bail!("--out {} is a directory; give a file name", out.display());
+fn unregister(p: &Path) {
+    if let Ok(mut v) = CLEANUP.lock() {
+        v.retain(|q| q != p);
     }
-    if out.exists() && !force {
-        bail!("--out {} exists; choose another file or pass --force to replace it", out.display());
+}
+
+fn remove_path(p: &Path) {
+    if p.is_dir() {
+        let _ = std::fs::remove_dir_all(p);
+    } else {
+        let _ = std::fs::remove_file(p);
     }
+}
+
+/// Removes everything registered (the partial outputs and locks of this
+/// process); called on SIGINT/SIGTERM before exiting.
+pub fn remove_partial_outputs() {
+    if let Ok(mut v) = CLEANUP.lock() {
+        for p in v.drain(..).rev() {
+            remove_path(&p);
+        }
+    }
+}
+
+/// Installs the SIGINT/SIGTERM handler: remove this run's partial outputs,
+/// then exit with 128 + the signal number, as a shell would.
+pub fn handle_termination_signals() -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            remove_partial_outputs();
+            eprintln!("gpdp: interrupted (signal {sig}); partial output removed, nothing written");
+            std::process::exit(128 + sig);
+        }
+    });
     Ok(())
 }
 
-/// Refuses an existing `out` that is not an empty directory, unless `force`.
-pub fn check_out_dir(out: &Path, force: bool) -> Result<()> {
-    if out.exists() {
-        if !out.is_dir() {
-            bail!("--out {} exists and is not a directory", out.display());
-        }
-        let empty = std::fs::read_dir(out)?.next().is_none();
-        if !empty && !force {
-            bail!("--out {} exists and is not empty; choose another directory or pass --force", out.display());
-        }
-    }
-    Ok(())
+/// Whether a process with this PID is running.
+fn alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-/// Creates a fresh temporary directory next to `out`, runs `fill` in it, and
-/// moves it to `out` only if `fill` succeeded. `out` must not exist or be
-/// empty unless `force`.
-pub fn write_dir_atomically<T>(out: &Path, force: bool, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    check_out_dir(out, force)?;
-    let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let base = out.file_name().and_then(|s| s.to_str()).unwrap_or("out");
-    let tmp = parent.join(format!(".{base}.partial-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    let value = match fill(&tmp) {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
+/// Removes `.NAME.partial-PID`, `.NAME.old-PID` and `.NAME.tmp-PID` left in
+/// `dir` by processes that no longer run (a kill -9, a power cut).
+fn remove_stale(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let f = e.file_name();
+        let Some(f) = f.to_str() else { continue };
+        for kind in ["partial", "old", "tmp"] {
+            if let Some(pid) = f.strip_prefix(&format!(".{name}.{kind}-")).and_then(|p| p.parse::<i32>().ok())
+                && pid != std::process::id() as i32
+                && !alive(pid)
+            {
+                remove_path(&e.path());
+            }
         }
-    };
-    if out.exists() {
-        let old = parent.join(format!(".{base}.old-{}", std::process::id()));
-        std::fs::rename(out, &old).with_context(|| format!("cannot move the old {} aside", out.display()))?;
-        if let Err(e) = std::fs::rename(&tmp, out) {
-            let _ = std::fs::rename(&old, out);
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e).with_context(|| format!("cannot move the output into {}", out.display()));
-        }
-        let _ = std::fs::remove_dir_all(&old);
-    } else if let Err(e) = std::fs::rename(&tmp, out) {
-        let _ = std::fs::remove_dir_all(&tmp);
-        return Err(e).with_context(|| format!("cannot move the output into {}", out.display()));
     }
-    Ok(value)
+}
+
+/// The exclusive right to write `dir/NAME` while it is held.
+struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    fn acquire(dir: &Path, name: &str, shown: &Path) -> Result<Lock> {
+        let path = dir.join(format!(".{name}.lock"));
+        for _ in 0..2 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    register(&path);
+                    let _ = write!(f, "{}", std::process::id());
+                    return Ok(Lock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder = std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse::<i32>().ok());
+                    match holder {
+                        Some(pid) if alive(pid) => bail!(
+                            "{} is being written by another gpdp run (pid {pid}); wait for it or choose another output",
+                            shown.display()
+                        ),
+                        // A lock left by a dead process (or half-written): take it over.
+                        _ => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e) => return Err(e).with_context(|| format!("cannot create {}", path.display())),
+            }
+        }
+        bail!("cannot lock {} (the lock file {} keeps reappearing)", shown.display(), path.display())
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        unregister(&self.path);
+    }
 }
 
 /// `p` as an absolute path with `.` and `..` resolved against the nearest
@@ -106,6 +154,114 @@ fn resolved(p: &Path) -> Result<PathBuf> {
         }
     }
     Ok(out)
+}
+
+/// The directory holding `path` and its file name, after resolving it;
+/// refuses the root.
+fn parent_and_name(path: &Path) -> Result<(PathBuf, String)> {
+    let abs = resolved(path)?;
+    match (abs.parent(), abs.file_name().and_then(|n| n.to_str())) {
+        (Some(parent), Some(name)) => Ok((parent.to_path_buf(), name.to_string())),
+        _ => bail!("--out {} cannot be written (it is the root or has no usable name)", path.display()),
+    }
+}
+
+/// Writes `bytes` to `path` via a temporary file in the same directory and a
+/// rename, so a failure (a full disk, a signal) never leaves a partial file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let (dir, name) = parent_and_name(path)?;
+    remove_stale(&dir, &name);
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    register(&tmp);
+    let result =
+        std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", path.display())).and_then(|()| {
+            std::fs::rename(&tmp, path).with_context(|| format!("cannot move the output into {}", path.display()))
+        });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    unregister(&tmp);
+    result
+}
+
+/// Refuses an existing output file `out`, unless `force` (checked before any
+/// work is done).
+pub fn check_out_file(out: &Path, force: bool) -> Result<()> {
+    if out.is_dir() {
+        bail!("--out {} is a directory; give a file name", out.display());
+    }
+    if out.exists() && !force {
+        bail!("--out {} exists; choose another file or pass --force to replace it", out.display());
+    }
+    Ok(())
+}
+
+/// Refuses an existing `out` that is not an empty directory (unless
+/// `force`), and an `out` that holds the current directory.
+pub fn check_out_dir(out: &Path, force: bool) -> Result<()> {
+    let abs = resolved(out)?;
+    if let Ok(cwd) = std::env::current_dir().and_then(|c| c.canonicalize())
+        && cwd.starts_with(&abs)
+    {
+        bail!(
+            "--out {} is (or contains) the current directory; replacing it would delete where you are working — choose a subdirectory",
+            out.display()
+        );
+    }
+    if out.exists() {
+        if !out.is_dir() {
+            bail!("--out {} exists and is not a directory", out.display());
+        }
+        let empty = std::fs::read_dir(out)?.next().is_none();
+        if !empty && !force {
+            bail!("--out {} exists and is not empty; choose another directory or pass --force", out.display());
+        }
+    }
+    Ok(())
+}
+
+/// Creates a fresh temporary directory next to `out`, runs `fill` in it, and
+/// moves it to `out` only if `fill` succeeded. `out` must not exist or be
+/// empty unless `force`; another run writing the same `out` is refused.
+pub fn write_dir_atomically<T>(out: &Path, force: bool, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
+    check_out_dir(out, force)?;
+    let (parent, base) = parent_and_name(out)?;
+    std::fs::create_dir_all(&parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    remove_stale(&parent, &base);
+    let _lock = Lock::acquire(&parent, &base, out)?;
+    // Checked again under the lock: another run may have just finished.
+    check_out_dir(out, force)?;
+    let tmp = parent.join(format!(".{base}.partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    register(&tmp);
+    let result = std::fs::create_dir(&tmp)
+        .with_context(|| format!("cannot create {}", tmp.display()))
+        .and_then(|()| fill(&tmp))
+        .and_then(|value| replace_dir(&tmp, out, &parent, &base).map(|()| value));
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    unregister(&tmp);
+    result
+}
+
+/// Moves the filled `tmp` to `out`, replacing a previous `out`.
+fn replace_dir(tmp: &Path, out: &Path, parent: &Path, base: &str) -> Result<()> {
+    if out.exists() {
+        let old = parent.join(format!(".{base}.old-{}", std::process::id()));
+        register(&old);
+        std::fs::rename(out, &old).with_context(|| format!("cannot move the old {} aside", out.display()))?;
+        if let Err(e) = std::fs::rename(tmp, out) {
+            let _ = std::fs::rename(&old, out);
+            unregister(&old);
+            return Err(e).with_context(|| format!("cannot move the output into {}", out.display()));
+        }
+        let _ = std::fs::remove_dir_all(&old);
+        unregister(&old);
+        Ok(())
+    } else {
+        std::fs::rename(tmp, out).with_context(|| format!("cannot move the output into {}", out.display()))
+    }
 }
 
 /// Refuses an operator log that would be written inside the published
@@ -136,5 +292,38 @@ mod tests {
         assert!(check_log_outside(&t.path().join("release-log.json"), &out).is_ok());
         std::fs::create_dir(&out).unwrap();
         assert!(check_log_outside(&out.join("./x.json"), &out).is_err());
+    }
+
+    #[test]
+    fn stale_partials_of_dead_processes_are_removed_and_live_locks_respected() {
+        let t = tempfile::tempdir().unwrap();
+        // A PID that is not running: far above the kernel's pid_max default.
+        let dead = 0x3fff_fff0;
+        let stale = t.path().join(format!(".out.partial-{dead}"));
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::write(stale.join("paths.csv"), "trunc").unwrap();
+        std::fs::write(t.path().join(format!(".out.tmp-{dead}")), "").unwrap();
+        let mine = t.path().join(format!(".other.partial-{dead}"));
+        std::fs::create_dir(&mine).unwrap();
+        let out = t.path().join("out");
+        write_dir_atomically(&out, false, |d| Ok(std::fs::write(d.join("a"), "1")?)).unwrap();
+        assert!(!stale.exists() && !t.path().join(format!(".out.tmp-{dead}")).exists());
+        assert!(mine.exists(), "only the output's own leftovers are removed");
+        assert!(!t.path().join(".out.lock").exists(), "the lock is released");
+        // A lock held by a live process (this one) blocks a second writer.
+        let _held = Lock::acquire(t.path(), "busy", Path::new("busy")).unwrap();
+        let e = write_dir_atomically(&t.path().join("busy"), false, |_| Ok(())).unwrap_err().to_string();
+        assert!(e.contains("being written by another gpdp run"), "{e}");
+        // A dead process's lock is taken over.
+        std::fs::write(t.path().join(".dead.lock"), dead.to_string()).unwrap();
+        write_dir_atomically(&t.path().join("dead"), false, |_| Ok(())).unwrap();
+    }
+
+    #[test]
+    fn the_current_directory_is_never_an_output() {
+        let cwd = std::env::current_dir().unwrap();
+        let e = check_out_dir(Path::new("."), true).unwrap_err().to_string();
+        assert!(e.contains("current directory"), "{e}");
+        assert!(check_out_dir(cwd.parent().unwrap(), true).is_err());
     }
 }

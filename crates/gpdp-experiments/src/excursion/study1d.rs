@@ -172,6 +172,28 @@ impl Study1dConfig {
         }
     }
 
+    /// Refuses studies that would not fit in memory or would run for more
+    /// than a week: each pair keeps its n records, its truth on the m-point
+    /// mesh and a Kalman workspace of 5(n + m) numbers; the search evaluates
+    /// its candidates on every main pair in O(n + m), and the evaluation
+    /// draws B·L paths per pair in O(n + m).
+    pub fn check_resources(&self) -> Result<()> {
+        let (n, m) = (self.n as f64, self.mesh_points as f64);
+        let pairs = (self.pairs + self.validation_pairs) as f64;
+        gpdp::resources::check_memory(
+            "this study",
+            &[gpdp::resources::Need::doubles(
+                "the pairs and their Kalman workspaces (pairs × (3n + 6m))",
+                pairs * (3.0 * n + 6.0 * m),
+            )],
+            "use fewer pairs or mesh points",
+        )?;
+        let s = &self.search;
+        let candidates = (s.lengthscales.len() * s.ridges.len() * s.scales.len()) as f64 * (1.0 + s.rounds as f64);
+        let units = pairs * (n + m) * (candidates + 2.0 * self.draws_per_pair as f64 * self.draws.as_f64());
+        Ok(gpdp::resources::check_work("this study", units, 1e8, "use fewer pairs, draws or candidates")?)
+    }
+
     /// Checks every field.
     pub fn validate(&self) -> Result<()> {
         self.pair_spec().validate()?;
@@ -180,6 +202,7 @@ impl Study1dConfig {
         };
         count("main pairs", self.pairs, 1, "at least 1")?;
         count("validation pairs", self.validation_pairs, 1, "at least 1")?;
+        self.check_resources()?;
         count("mesh points m", self.mesh_points, 2, "at least 2")?;
         count("draws per pair B", self.draws_per_pair, 1, "at least 1")?;
         count("cutoff grid points", self.cutoff_points, 2, "at least 2")?;

@@ -187,6 +187,66 @@ pub fn worlds(cfg: &Study2dConfig, stream: u64, count: usize) -> Vec<World> {
 }
 
 impl Study2dConfig {
+    /// Checks every field and refuses runs that would not fit in memory or
+    /// would run for more than a week.
+    pub fn validate(&self) -> crate::Result<()> {
+        use crate::error::invalid;
+        self.plume.validate()?;
+        if self.n < 2 {
+            return Err(invalid("sensors n", self.n as f64, "≥ 2"));
+        }
+        if !(0.0..1.0).contains(&self.noise) {
+            return Err(invalid("noise bound M_ξ", self.noise, "in [0, 1)"));
+        }
+        if !(self.delta > 0.0 && self.delta < 1.0) {
+            return Err(invalid("δ", self.delta, "in (0, 1)"));
+        }
+        if !(self.epsilon_max > 0.0 && self.epsilon_max.is_finite()) {
+            return Err(invalid("ε₀", self.epsilon_max, "finite and > 0"));
+        }
+        if !(self.smooth_px >= 0.0 && self.smooth_px.is_finite()) {
+            return Err(invalid("smoothing (cells)", self.smooth_px, "finite and ≥ 0"));
+        }
+        for (field, m) in
+            [("evaluation grid", self.eval_grid), ("search grid", self.search_grid), ("path grid", self.path_grid)]
+        {
+            if m < 2 {
+                return Err(invalid(field, m as f64, "≥ 2 points per axis"));
+            }
+        }
+        if self.search_worlds == 0 || self.validation_worlds == 0 || self.eval_worlds == 0 {
+            return Err(invalid("world counts", 0.0, "≥ 1 each"));
+        }
+        let sq = |m: usize| (m as f64) * (m as f64);
+        let (e, s, p, n) = (sq(self.eval_grid), sq(self.search_grid), sq(self.path_grid), self.n as f64);
+        let stored = (self.search_worlds + self.validation_worlds) as f64;
+        let threads = rayon::current_num_threads().max(1) as f64;
+        gpdp::resources::check_memory(
+            "this study",
+            &[
+                gpdp::resources::Need::items("the stored worlds' truths", stored * (e + s + p), 1),
+                gpdp::resources::Need::doubles("each thread's posterior maps (6 × evaluation grid)", threads * 6.0 * e),
+                gpdp::resources::Need::doubles(
+                    "each thread's dense path release (3 × path grid² + paths)",
+                    threads * (3.0 * p * p + self.paths_per_world.as_f64() * p),
+                ),
+                gpdp::resources::Need::doubles(
+                    "each thread's posterior (n × evaluation grid block)",
+                    threads * n * 2048.0,
+                ),
+            ],
+            "use smaller grids (--eval-grid, --search-grid, --path-grid)",
+        )?;
+        // Per evaluation world: two posteriors on the evaluation grid (n·e each)
+        // and a dense path release (p³/3); the search: its candidates × worlds × n·s.
+        let candidates =
+            (self.spec.lengthscales.len() * self.spec.ridges.len()) as f64 * (1.0 + self.spec.rounds as f64);
+        let units = self.eval_worlds as f64 * (2.0 * n * e + p * p * p / 3.0)
+            + candidates * self.search_worlds as f64 * (n * n * n / 3.0 + n * s);
+        gpdp::resources::check_work("this study", units, 1e9, "use fewer worlds or smaller grids")?;
+        Ok(())
+    }
+
     /// The study's accountant: exponential kernel on [0, 1]², Lemma B.1,
     /// κ = exp(−√2/ℓ), one path.
     pub fn accounting(&self) -> StudyAccounting {

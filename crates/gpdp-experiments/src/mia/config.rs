@@ -216,7 +216,31 @@ impl MiaConfig {
             }
         }
         count("curve_points", self.curve_points, 2)?;
-        self.fit.validate()
+        self.fit.validate()?;
+        self.check_resources(1)
+    }
+
+    /// Refuses `configs` runs of this attack that would not fit in memory or
+    /// would run for more than a week: each repetition simulates
+    /// 2·(n_shadow + n_eval) datasets of n records and L draws (four numbers
+    /// kept per dataset, n covariates per thread while simulating).
+    pub fn check_resources(&self, configs: usize) -> Result<()> {
+        let datasets = 2.0 * (self.n_shadow as f64 + self.n_eval as f64);
+        let threads = rayon::current_num_threads().max(1) as f64;
+        gpdp::resources::check_memory(
+            "this attack",
+            &[
+                gpdp::resources::Need::doubles("the released statistics (4 per simulated dataset)", 4.0 * datasets),
+                gpdp::resources::Need::doubles(
+                    "each thread's simulated dataset (2 × n)",
+                    2.0 * self.n as f64 * threads,
+                ),
+            ],
+            "use fewer shadow or evaluation datasets (--shadow, --eval) or a smaller n",
+        )?;
+        let units = configs as f64 * self.repeats as f64 * datasets * (self.n as f64 + self.draws.as_f64());
+        gpdp::resources::check_work("this attack", units, 5e7, "use fewer draws, datasets, repeats or configurations")?;
+        Ok(())
     }
 }
 

@@ -423,6 +423,7 @@ pub fn sweep(base: &MiaConfig, spec: &SweepSpec, progress: &(dyn Fn(usize) + Syn
             }
         }
     }
+    base.check_resources(cfgs.len())?;
     cfgs.iter()
         .map(|c| {
             let res = run_core(c, false, progress)?;

@@ -49,6 +49,15 @@ impl LazyRelease {
             return Err(Error::InvalidParameter { name: "max points", value: "0".into(), requirement: ">= 1" });
         }
         let l = m.params.draws.to_usize()?;
+        let (lf, k) = (l as f64, max_points as f64);
+        crate::resources::check_memory(
+            "these lazy paths",
+            &[crate::resources::Need::doubles(
+                "each path's factor of its revealed set while it grows (2 × L × max_points²)",
+                2.0 * lf * k * k,
+            )],
+            "reveal fewer points per path or release fewer paths",
+        )?;
         let paths: Vec<PrivatePath> =
             (0..l).map(|_| PrivatePath { path: SamplePath::new(process.clone(), max_points) }).collect();
         let query = QuerySummary {

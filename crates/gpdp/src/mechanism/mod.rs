@@ -46,7 +46,10 @@ use crate::model::draws::Draws;
 use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 use crate::model::query::{CovariateLattice, Query};
 use crate::posterior::Posterior;
-use crate::privacy::{Calibration, Conversion, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
+use crate::privacy::{
+    Calibration, Conversion, Lemma, PrivacyReport, Release, ReleaseParams, SensitivityChoice, Solve, Target, calibrate,
+};
+use crate::resources::{Need, check_memory};
 use crate::rng::ReleaseRng;
 use crate::sampling::{Process, SamplerPlan, SamplerPolicy};
 
@@ -72,6 +75,10 @@ pub struct MechanismParams {
     pub covariate_lattice: Option<CovariateLattice>,
     /// Refuse to build the mechanism if ε would exceed this.
     pub max_epsilon: Option<f64>,
+    /// With Lemma B.8: the data holder's statement that every response is
+    /// the noiseless value y = f*(x) of a function with ‖f*‖_H ≤ B. The
+    /// guarantee then rests on it; it cannot be checked from the data.
+    pub assume_rkhs_responses: bool,
 }
 
 impl MechanismParams {
@@ -87,6 +94,7 @@ impl MechanismParams {
             sampler: SamplerPolicy::default(),
             covariate_lattice: None,
             max_epsilon: None,
+            assume_rkhs_responses: false,
         }
     }
 
@@ -129,6 +137,11 @@ impl MechanismParams {
             )));
         }
         Mechanism::assemble(params, release, privacy, Some((c, target_epsilon)))
+    }
+
+    /// Whether the release uses Lemma B.8 (an assumption on the data).
+    fn uses_rkhs_lemma(&self) -> bool {
+        self.release.sensitivity == SensitivityChoice::Lemma(Lemma::B8)
     }
 
     fn policy(&self) -> DataPolicy {
@@ -191,6 +204,12 @@ impl Mechanism {
                 requirement: "finite for a release (σ = inf is only meaningful for the accountant)",
             });
         }
+        if params.uses_rkhs_lemma() && !params.assume_rkhs_responses {
+            return Err(Error::InvalidLemma {
+                lemma: "B.8",
+                reason: "it assumes every response is the noiseless value y = f*(x) of a function with ‖f*‖_H ≤ B, which the data cannot show; state that assumption explicitly (MechanismParams::assume_rkhs_responses, --assume-rkhs-responses) or use a bounded-response lemma".into(),
+            });
+        }
         if r.n < 2 {
             return Err(Error::InvalidParameter {
                 name: "n",
@@ -248,6 +267,15 @@ impl Mechanism {
     fn fit(&self, data: &Dataset) -> Result<(Process, PolicyOutcome, f64)> {
         let t = Instant::now();
         let (data, outcome) = self.policy.apply(data)?;
+        if self.params.uses_rkhs_lemma() && outcome.responses_clipped > 0 {
+            return Err(Error::InvalidLemma {
+                lemma: "B.8",
+                reason: format!(
+                    "{} response(s) had to be clipped to ±M_Y, so the responses are not all noiseless values of the assumed function; refusing to release under that assumption",
+                    outcome.responses_clipped
+                ),
+            });
+        }
         let r = &self.params.release;
         let posterior = Posterior::fit(r.kernel, &data, r.ridge)?;
         let process = Process::new(posterior, r.scale, r.gp_noise)?;
@@ -258,6 +286,19 @@ impl Mechanism {
     /// returned unless every step succeeded.
     pub fn release(&self, data: &Dataset, query: &Query, rng: &mut ReleaseRng) -> Result<PrivateRelease> {
         let plan = self.plan(query)?;
+        let n = self.params.release.n as f64;
+        let mut needs = vec![Need::doubles("the posterior's Gram matrix and Cholesky factor (2 × n²)", 2.0 * n * n)];
+        needs.extend(plan.memory(query.len(), self.params.release.n, self.params.draws.get()));
+        let hint = if plan.lattice_plan().is_none() {
+            let budget = crate::resources::MEMORY_SHARE * crate::resources::available_memory();
+            format!(
+                "the dense sampler fits about {:.0} query points in this memory; use fewer points or draws, or declare the covariates' lattice (covariate_lattice / --covariate-lattice) so that the lattice sampler serves a grid",
+                (budget / 24.0).sqrt()
+            )
+        } else {
+            "use fewer query points or draws".to_string()
+        };
+        check_memory("this release", &needs, &hint)?;
         let (process, outcome, fit_seconds) = self.fit(data)?;
         let t = Instant::now();
         let sampled = plan.sampler(process)?.sample(query.points(), self.params.draws, rng)?;

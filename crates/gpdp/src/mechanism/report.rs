@@ -19,6 +19,9 @@ pub const HYPERPARAMETERS_NOTE: &str = "Kernel, lengthscale, scale, GP noise and
 pub const FLOATING_POINT_NOTE: &str =
     "Gaussian variates are f64 and not hardened against least-significant-bit attacks (Mironov 2012).";
 
+/// The assumption a Lemma B.8 release rests on.
+pub const RKHS_ASSUMPTION: &str = "Lemma B.8: every response is the noiseless value y = f*(x) of a function f* with RKHS norm at most the stated ‖f*‖_H; the guarantee holds only if this is true, and it cannot be checked from the data.";
+
 /// What the jitter is.
 pub const JITTER_NOTE: &str =
     "independent N(0, jitter) noise added to every released value: data-free, post-processing";
@@ -106,6 +109,10 @@ pub struct ReleaseReport {
     pub query: QuerySummary,
     /// How they were drawn.
     pub sampler: SamplerReport,
+    /// Assumptions about how the data were generated that the guarantee
+    /// rests on (Lemma B.8), if any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<&'static str>,
     /// About choosing hyperparameters.
     pub hyperparameters: &'static str,
     /// About floating point.
@@ -153,6 +160,7 @@ impl ReleaseReport {
             },
             query,
             sampler: SamplerReport { plan, jitter, jitter_note: JITTER_NOTE },
+            assumptions: if p.uses_rkhs_lemma() { vec![RKHS_ASSUMPTION] } else { vec![] },
             hyperparameters: HYPERPARAMETERS_NOTE,
             floating_point: FLOATING_POINT_NOTE,
         }

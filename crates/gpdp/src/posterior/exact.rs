@@ -60,6 +60,12 @@ impl Posterior {
         crate::error::ridge(ridge)?;
         let n = data.len();
         check_dense("K(X, X) + r²I", n, n)?;
+        let nf = n as f64;
+        crate::resources::check_memory(
+            "fitting the posterior",
+            &[crate::resources::Need::doubles("K(X, X) + r²I and its Cholesky factor (2 × n²)", 2.0 * nf * nf)],
+            "use fewer records (the exact posterior needs n² memory)",
+        )?;
         let mut a = kernel.gram(data.x());
         let r2 = ridge * ridge;
         for i in 0..n {

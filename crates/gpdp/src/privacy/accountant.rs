@@ -77,6 +77,16 @@ impl ReleaseParams {
             response_bound: self.response_bound,
             rkhs_norm: self.rkhs_norm,
         };
+        if self.sensitivity == SensitivityChoice::Lemma(crate::privacy::Lemma::B8)
+            && self.rkhs_norm == Some(0.0)
+            && self.scale.is_finite()
+        {
+            return Err(Error::InvalidParameter {
+                name: "RKHS norm ‖f*‖",
+                value: "0".into(),
+                requirement: "> 0 for Lemma B.8 with a finite σ (a zero norm removes the mean term: that is the covariance-only bound, σ = inf, if that is what is meant)",
+            });
+        }
         let sensitivity = sensitivity_bound(self.sensitivity, &self.kernel, &self.domain, &inputs)?;
         let bound = RdpBound::new(variance.value, sensitivity.value, self.ridge, self.scale, self.gp_noise)?;
         Ok(Release { params: self.clone(), variance, sensitivity, bound, constants: SensitivityConstants::Proven })

@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::model::domain::Domain;
 use crate::model::kernel::Kernel;
 use crate::model::query::{CovariateLattice, Query};
+use crate::resources::Need;
 
 /// The caller's choice of sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -178,6 +179,29 @@ impl SamplerPlan {
             lattice: lp.map(|p| p.lattice().size().to_vec()),
             torus: lp.map(|p| p.torus().to_vec()),
         }
+    }
+
+    /// The large allocations of drawing `draws` paths at `m` points from a
+    /// posterior of `n` records with this sampler (all alive at the peak).
+    pub fn memory(&self, m: usize, n: usize, draws: u64) -> Vec<Need> {
+        let (m, n, l) = (m as f64, n as f64, draws as f64);
+        let mut needs = vec![Need::doubles("the released values (L × m)", l * m)];
+        match &self.choice {
+            Choice::Dense => {
+                needs.push(Need::doubles(
+                    "the sampling covariance, its product term and its Cholesky factor (3 × m²)",
+                    3.0 * m * m,
+                ));
+                needs.push(Need::doubles("the whitened cross-covariances (2 × n × m)", 2.0 * n * m));
+                needs.push(Need::doubles("the standard normals and their transform (2 × m × L)", 2.0 * m * l));
+            }
+            Choice::Lattice(p) => {
+                let torus: f64 = p.torus().iter().map(|&t| t as f64).product();
+                needs.push(Need::doubles("the embedding and one torus field (3 × torus)", 3.0 * torus));
+                needs.push(Need::doubles("K(query, X) (m × n)", m * n));
+            }
+        }
+        needs
     }
 
     /// The sampler for a fitted process (the lattice sampler refuses
