@@ -148,10 +148,10 @@ pub fn run(a: Excursion2dArgs) -> Result<()> {
                 bar.set_position(done as u64);
             };
             let result =
-                run_study(&cfg, &progress).context("no feasible candidate (raise --epsilon-max or widen the grid)")?;
+                run_study(cfg, &progress).context("no feasible candidate (raise --epsilon-max or widen the grid)")?;
             bar.finish_and_clear();
-            let s = summarise(&cfg, &result);
-            write_study(dir, &cfg, &result, &s, published)?;
+            let s = summarise(cfg, &result);
+            write_study(dir, cfg, &result, &s, published)?;
             eprintln!(
                 "M_ξ = {noise}: θ* = {:?}, θ_priv = {:?} (ε = {:.3}), median 1-path IoU {:.3} ({:.0} s so far)",
                 result.unconstrained.best.candidate,
@@ -160,7 +160,7 @@ pub fn run(a: Excursion2dArgs) -> Result<()> {
                 s.iou_path_mean.1,
                 t0.elapsed().as_secs_f64()
             );
-            figure(dir, &cfg, &result)?;
+            figure(dir, cfg, &result)?;
             summaries.push((cfg.clone(), result, s));
         }
         write_summary(dir, &summaries, published, &a)?;
