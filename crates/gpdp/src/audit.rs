@@ -94,7 +94,7 @@ impl NeighbourPair {
 fn core_quantities(kernel: &Kernel, pair: &NeighbourPair, ridge: f64) -> Result<[f64; 5]> {
     let q = Points::from_rows(&[pair.x.clone(), pair.x2.clone()])?;
     if pair.core_y.is_empty() {
-        let w = kernel.eval(&pair.x, &pair.x2);
+        let w = kernel.eval(&pair.x, &pair.x2)?;
         return Ok([kernel.diag(&pair.x), kernel.diag(&pair.x2), w, pair.y, pair.y2]);
     }
     let core = Dataset::new(pair.core_x.clone(), pair.core_y.clone())?;

@@ -117,6 +117,7 @@ pub mod audit;
 pub mod error;
 #[cfg(feature = "csv")]
 pub mod io;
+mod linalg;
 pub mod mechanism;
 pub mod model;
 pub mod nonprivate;

@@ -133,7 +133,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         let prob = Grid2::new(nx, nx, (0.0, 1.0), (0.0, 1.0), prob)?;
         let path = Grid2::new(nx, nx, (0.0, 1.0), (0.0, 1.0), rel.paths[0].clone())?;
         // Data-independent post-processing: a 2-cell Gaussian filter before thresholding.
-        let smooth = Grid2::new(nx, nx, (0.0, 1.0), (0.0, 1.0), gaussian_smooth(&path.values, nx, nx, 2.0, 3.0))?;
+        let smooth = Grid2::new(nx, nx, (0.0, 1.0), (0.0, 1.0), gaussian_smooth(&path.values, nx, nx, 2.0, 3.0)?)?;
         let black = plotters::style::RGBColor(0, 0, 0);
         let white = plotters::style::RGBColor(255, 255, 255);
         let panels = [

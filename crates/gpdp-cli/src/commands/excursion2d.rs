@@ -147,8 +147,7 @@ pub fn run(a: Excursion2dArgs) -> Result<()> {
                 bar.set_length(total as u64);
                 bar.set_position(done as u64);
             };
-            let result =
-                run_study(cfg, &progress).context("no feasible candidate (raise --epsilon-max or widen the grid)")?;
+            let result = run_study(cfg, &progress).with_context(|| format!("M_ξ = {noise}"))?;
             bar.finish_and_clear();
             let s = summarise(cfg, &result);
             write_study(dir, cfg, &result, &s, published)?;
@@ -346,7 +345,7 @@ fn figure(dir: &Path, cfg: &Study2dConfig, r: &Study2dResult) -> Result<()> {
     let paths = mechanism.release(&w.data, &path_query(mp)?, &mut rng)?.paths;
     let smoothed: Vec<Grid2> = paths
         .iter()
-        .map(|f| Grid2::new(mp, mp, (0.0, 1.0), (0.0, 1.0), gaussian_smooth(f, mp, mp, cfg.smooth_px, 3.0)))
+        .map(|f| Grid2::new(mp, mp, (0.0, 1.0), (0.0, 1.0), gaussian_smooth(f, mp, mp, cfg.smooth_px, 3.0)?))
         .collect::<gpdp::Result<_>>()?;
     let black = RGBColor(0, 0, 0);
     let colours = [

@@ -221,6 +221,14 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
     let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset(&a.data)?;
     let mechanism = a.mechanism(data.len())?;
     let (query, names) = a.query(&names, data.dim())?;
+    let domain = &mechanism.params().release.domain;
+    let outside = query.count_outside(domain);
+    if outside > 0 {
+        eprintln!(
+            "note: {outside} of {} query points lie outside the domain {domain}; the guarantee covers the released function everywhere, but the data say nothing about f there (values revert to the prior)",
+            query.len()
+        );
+    }
     let mut rng = release_rng(a.seed)?;
     let rel = mechanism.release(&data, &query, &mut rng).with_context(|| name.clone())?;
     let outputs = write_dir_atomically(&a.out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;

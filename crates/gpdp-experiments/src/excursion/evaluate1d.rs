@@ -70,13 +70,12 @@ pub fn choose_set_cutoff(set: &PairSet1d, theta: &Candidate, grid: &[f64]) -> Re
         .map(|j| {
             let p = probabilities(set, j, theta)?;
             let truth = &set.pairs[j].truth;
-            Ok(grid
-                .iter()
+            grid.iter()
                 .map(|&c| {
                     let s: Vec<bool> = p.iter().map(|&q| q >= c).collect();
-                    iou(&s, truth, &set.mesh.weights)
+                    Ok(iou(&s, truth, &set.mesh.weights)?)
                 })
-                .collect())
+                .collect()
         })
         .collect::<Result<_>>()?;
     Ok(best_mean(grid, &per_pair))
@@ -125,13 +124,15 @@ pub fn choose_vote_cutoff(
         .map(|j| {
             let groups = released_paths(set, j, theta, draws, reps, pair_seed(base, j))?;
             let truth = &set.pairs[j].truth;
-            Ok(grid
-                .iter()
+            grid.iter()
                 .map(|&c| {
-                    groups.iter().map(|g| iou(&vote_set(g, t, c), truth, &set.mesh.weights)).sum::<f64>()
-                        / groups.len().max(1) as f64
+                    let mut total = 0.0;
+                    for g in &groups {
+                        total += iou(&vote_set(g, t, c)?, truth, &set.mesh.weights)?;
+                    }
+                    Ok(total / groups.len().max(1) as f64)
                 })
-                .collect())
+                .collect()
         })
         .collect::<Result<_>>()?;
     Ok(best_mean(&grid, &per_pair))
@@ -179,13 +180,16 @@ pub fn evaluate_pairs(
         .map(|j| {
             let truth = &set.pairs[j].truth;
             let p = probabilities(set, j, theta)?;
-            let bce = integrated_bce(truth, &p, w, s.clip);
+            let bce = integrated_bce(truth, &p, w, s.clip)?;
             let d_eff = set.effective_dimension(j, theta.lengthscale, theta.ridge)?;
             let est: Vec<bool> = p.iter().map(|&q| q >= s.set_cutoff).collect();
-            let set_iou = iou(&est, truth, w);
+            let set_iou = iou(&est, truth, w)?;
             let (path_iou_mean, path_iou_sd) = if s.reps > 0 {
                 let groups = released_paths(set, j, theta, s.draws, s.reps, pair_seed(s.seed_base, j))?;
-                let ious: Vec<f64> = groups.iter().map(|g| iou(&vote_set(g, t, s.vote_cutoff), truth, w)).collect();
+                let ious: Vec<f64> = groups
+                    .iter()
+                    .map(|g| Ok(iou(&vote_set(g, t, s.vote_cutoff)?, truth, w)?))
+                    .collect::<Result<_>>()?;
                 mean_sd(&ious)
             } else {
                 (f64::NAN, f64::NAN)

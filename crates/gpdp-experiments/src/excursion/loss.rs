@@ -183,7 +183,7 @@ mod tests {
         // The same number as the library's integrated BCE, for both labels.
         for (s, z) in [(true, 0.3), (false, 0.3), (true, -2.0), (false, -7.0), (true, 9.0)] {
             let p = gpdp::postprocess::excursion::normal_cdf(z);
-            let lib = integrated_bce(&[s], &[p], &[1.0], 1e-6);
+            let lib = integrated_bce(&[s], &[p], &[1.0], 1e-6).unwrap();
             let u = if s { z } else { -z };
             assert!((t.eval(u) - lib).abs() < 1e-10, "s={s} z={z}: {} vs {lib}", t.eval(u));
         }

@@ -193,7 +193,7 @@ mod tests {
                 for (k, &s) in scales.iter().enumerate() {
                     let prob: Vec<f64> =
                         mu.iter().zip(&var).map(|(&m, &v)| excursion_probability(m, v, s, 0.0)).collect();
-                    brute[k] += integrated_bce(&p.truth, &prob, &mesh.weights, 1e-6) / 2.0;
+                    brute[k] += integrated_bce(&p.truth, &prob, &mesh.weights, 1e-6).unwrap() / 2.0;
                 }
             }
             for k in 0..scales.len() {

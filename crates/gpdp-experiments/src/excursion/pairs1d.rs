@@ -52,7 +52,7 @@ impl Mesh1d {
             return Err(invalid("mesh points m", m as f64, "at least 2"));
         }
         let points = (0..m).map(|k| k as f64 / (m - 1) as f64).collect();
-        Ok(Mesh1d { points, weights: trapezoid_weights(m, 0.0, 1.0) })
+        Ok(Mesh1d { points, weights: trapezoid_weights(m, 0.0, 1.0)? })
     }
 
     /// Number of points m.
@@ -346,7 +346,7 @@ mod tests {
 
     #[test]
     fn target_rejection_rule() {
-        let w = trapezoid_weights(11, 0.0, 1.0); // 0.05 at the ends, 0.1 inside
+        let w = trapezoid_weights(11, 0.0, 1.0).unwrap(); // 0.05 at the ends, 0.1 inside
         let r = TargetRejection::default();
         let set = |v: &[usize]| (0..11).map(|k| v.contains(&k)).collect::<Vec<bool>>();
         assert!(r.accepts(&set(&[3, 4, 5, 6]), &w)); // volume 0.4, 1 component

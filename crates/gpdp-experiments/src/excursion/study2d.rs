@@ -272,10 +272,10 @@ pub fn epsilon(cfg: &Study2dConfig, c: &Candidate) -> f64 {
 }
 
 /// Posterior mean and normalised variance on the evaluation grid.
-fn posterior_grid(w: &World, ell: f64, ridge: f64, grid: &Points) -> Option<(Posterior, Vec<f64>, Vec<f64>)> {
-    let post = Posterior::fit(Kernel::exponential(ell).ok()?, &w.data, ridge).ok()?;
-    let (m, v) = post.mean_and_variance(grid).ok()?;
-    Some((post, m, v))
+fn posterior_grid(w: &World, ell: f64, ridge: f64, grid: &Points) -> gpdp::Result<(Posterior, Vec<f64>, Vec<f64>)> {
+    let post = Posterior::fit(Kernel::exponential(ell)?, &w.data, ridge)?;
+    let (m, v) = post.mean_and_variance(grid)?;
+    Ok((post, m, v))
 }
 
 fn probabilities(mean: &[f64], var: &[f64], scale: f64, level: f64) -> Vec<f64> {
@@ -294,7 +294,9 @@ impl<'a> Objective2d<'a> {
     /// Objective over `worlds`.
     pub fn new(cfg: &'a Study2dConfig, worlds: &'a [World]) -> Self {
         let m = cfg.search_grid;
-        Objective2d { cfg, worlds, grid: unit_grid(m), weights: cell_area_weights(m, m, (0.0, 1.0), (0.0, 1.0)) }
+        let weights =
+            cell_area_weights(m, m, (0.0, 1.0), (0.0, 1.0)).expect("a validated grid has ≥ 2 points per axis");
+        Objective2d { cfg, worlds, grid: unit_grid(m), weights }
     }
 }
 
@@ -304,13 +306,15 @@ impl Objective for Objective2d<'_> {
             .worlds
             .par_iter()
             .map(|w| match posterior_grid(w, ell, ridge, &self.grid) {
-                Some((_, m, v)) => scales
+                Ok((_, m, v)) => scales
                     .iter()
                     .map(|&s| {
+                        // A candidate whose objective cannot be computed is infeasible.
                         integrated_bce(&w.truth_search, &probabilities(&m, &v, s, self.cfg.level), &self.weights, 1e-6)
+                            .unwrap_or(f64::INFINITY)
                     })
                     .collect(),
-                None => vec![f64::INFINITY; scales.len()],
+                Err(_) => vec![f64::INFINITY; scales.len()],
             })
             .collect();
         (0..scales.len()).map(|k| per_world.iter().map(|v| v[k]).sum::<f64>() / self.worlds.len() as f64).collect()
@@ -380,45 +384,58 @@ pub struct Summary2d {
     pub relative_iou_gap: (f64, f64, f64),
 }
 
-/// Runs the whole study. `progress(stage, done, total)`.
-pub fn run(cfg: &Study2dConfig, progress: &(dyn Fn(&str, usize, usize) + Sync)) -> Option<Study2dResult> {
+/// Runs the whole study (checked first). `progress(stage, done, total)`.
+pub fn run(cfg: &Study2dConfig, progress: &(dyn Fn(&str, usize, usize) + Sync)) -> crate::Result<Study2dResult> {
+    use crate::Error;
+    cfg.validate()?;
     let search_w = worlds(cfg, 1, cfg.search_worlds);
     let inner = Objective2d::new(cfg, &search_w);
     let obj = Memo::new(&inner);
-    let unconstrained = search(&cfg.spec, &obj, None, &|d, t| progress("search (unconstrained)", d, t))?;
-    let private = search(&cfg.spec, &obj, Some(cfg.epsilon_max), &|d, t| progress("search (ε < ε₀)", d, t))?;
+    let unconstrained = search(&cfg.spec, &obj, None, &|d, t| progress("search (unconstrained)", d, t))
+        .ok_or_else(|| Error::NoFeasibleCandidate("no candidate has a finite objective".into()))?;
+    let private = search(&cfg.spec, &obj, Some(cfg.epsilon_max), &|d, t| progress("search (ε < ε₀)", d, t))
+        .ok_or_else(|| {
+            Error::NoFeasibleCandidate(format!(
+                "no candidate has ε < ε₀ = {} (raise ε₀ or widen the grid)",
+                cfg.epsilon_max
+            ))
+        })?;
     let th = unconstrained.best.candidate;
     let tp = private.best.candidate;
 
     // C on validation worlds.
     let val = worlds(cfg, 2, cfg.validation_worlds);
     let eval_grid = unit_grid(cfg.eval_grid);
-    let w_eval = cell_area_weights(cfg.eval_grid, cfg.eval_grid, (0.0, 1.0), (0.0, 1.0));
+    let w_eval = cell_area_weights(cfg.eval_grid, cfg.eval_grid, (0.0, 1.0), (0.0, 1.0))?;
     let val_p: Vec<(Vec<f64>, &World)> = val
         .par_iter()
-        .filter_map(|w| {
+        .map(|w| {
             let (_, m, v) = posterior_grid(w, th.lengthscale, th.ridge, &eval_grid)?;
-            Some((probabilities(&m, &v, th.scale, cfg.level), w))
+            Ok((probabilities(&m, &v, th.scale, cfg.level), w))
         })
-        .collect();
+        .collect::<crate::Result<_>>()?;
     let cands: Vec<f64> = (0..=100).map(|i| i as f64 / 100.0).collect();
-    let (cutoff, _) = best_cutoff(&cands, 0.5, |c| {
-        val_p
-            .iter()
-            .map(|(p, w)| iou(&p.iter().map(|q| *q >= c).collect::<Vec<_>>(), &w.truth_eval, &w_eval))
-            .sum::<f64>()
-            / val_p.len().max(1) as f64
-    });
+    // IoU on the validation worlds for each cutoff (lengths agree by construction).
+    let mean_iou = |c: f64| -> crate::Result<f64> {
+        let mut total = 0.0;
+        for (p, w) in &val_p {
+            total += iou(&p.iter().map(|q| *q >= c).collect::<Vec<_>>(), &w.truth_eval, &w_eval)?;
+        }
+        Ok(total / val_p.len().max(1) as f64)
+    };
+    let scores: Vec<f64> = cands.iter().map(|&c| mean_iou(c)).collect::<crate::Result<_>>()?;
+    let (cutoff, _) =
+        best_cutoff(&cands, 0.5, |c| cands.iter().position(|&x| x == c).map_or(f64::NEG_INFINITY, |i| scores[i]));
 
     // Evaluation worlds; the private paths are released by the mechanism of θ_priv.
-    let mechanism = cfg.accounting().mechanism(&tp, cfg.paths_per_world).ok()?;
-    let path_query = path_query(cfg.path_grid).ok()?;
+    let mechanism = cfg.accounting().mechanism(&tp, cfg.paths_per_world)?;
+    let path_query = path_query(cfg.path_grid)?;
     let path_grid = path_query.points().clone();
-    let w_path = cell_area_weights(cfg.path_grid, cfg.path_grid, (0.0, 1.0), (0.0, 1.0));
+    let w_path = cell_area_weights(cfg.path_grid, cfg.path_grid, (0.0, 1.0), (0.0, 1.0))?;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let rows: Vec<WorldRow> = (0..cfg.eval_worlds)
         .into_par_iter()
-        .filter_map(|j| {
+        .map(|j| -> crate::Result<WorldRow> {
             let w = world(
                 cfg,
                 cfg.seed.wrapping_add(3 * 1_000_003).wrapping_add(10_007 * j as u64),
@@ -429,19 +446,19 @@ pub fn run(cfg: &Study2dConfig, progress: &(dyn Fn(&str, usize, usize) + Sync)) 
             let (pp, mp, vp) = posterior_grid(&w, tp.lengthscale, tp.ridge, &eval_grid)?;
             let probs_u = probabilities(&mu, &vu, th.scale, cfg.level);
             let probs_p = probabilities(&mp, &vp, tp.scale, cfg.level);
-            let bce_u = integrated_bce(&w.truth_eval, &probs_u, &w_eval, 1e-6);
-            let bce_p = integrated_bce(&w.truth_eval, &probs_p, &w_eval, 1e-6);
+            let bce_u = integrated_bce(&w.truth_eval, &probs_u, &w_eval, 1e-6)?;
+            let bce_p = integrated_bce(&w.truth_eval, &probs_p, &w_eval, 1e-6)?;
             let set_u: Vec<bool> = probs_u.iter().map(|q| *q >= cutoff).collect();
-            let iou_u = iou(&set_u, &w.truth_eval, &w_eval);
+            let iou_u = iou(&set_u, &w.truth_eval, &w_eval)?;
             let mut rng = ReleaseRng::seeded(cfg.seed.wrapping_add(0xabc).wrapping_add(7919 * j as u64));
-            let paths = mechanism.release(&w.data, &path_query, &mut rng).ok()?.paths;
+            let paths = mechanism.release(&w.data, &path_query, &mut rng)?.paths;
             let ious: Vec<f64> = paths
                 .iter()
                 .map(|f| {
-                    let s = gaussian_smooth(f, cfg.path_grid, cfg.path_grid, cfg.smooth_px, 3.0);
-                    iou(&s.iter().map(|v| *v >= cfg.level).collect::<Vec<_>>(), &w.truth_path, &w_path)
+                    let s = gaussian_smooth(f, cfg.path_grid, cfg.path_grid, cfg.smooth_px, 3.0)?;
+                    Ok(iou(&s.iter().map(|v| *v >= cfg.level).collect::<Vec<_>>(), &w.truth_path, &w_path)?)
                 })
-                .collect();
+                .collect::<crate::Result<_>>()?;
             let k = ious.len() as f64;
             let mean = ious.iter().sum::<f64>() / k;
             let sd = if ious.len() > 1 {
@@ -450,7 +467,7 @@ pub fn run(cfg: &Study2dConfig, progress: &(dyn Fn(&str, usize, usize) + Sync)) 
                 0.0
             };
             progress("evaluation", done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, cfg.eval_worlds);
-            Some(WorldRow {
+            Ok(WorldRow {
                 world: j,
                 bce_unconstrained: bce_u,
                 bce_private: bce_p,
@@ -461,8 +478,8 @@ pub fn run(cfg: &Study2dConfig, progress: &(dyn Fn(&str, usize, usize) + Sync)) 
                 iou_path_sd: sd,
             })
         })
-        .collect();
-    Some(Study2dResult { unconstrained, private, cutoff, rows })
+        .collect::<crate::Result<_>>()?;
+    Ok(Study2dResult { unconstrained, private, cutoff, rows })
 }
 
 /// Table 4 summary of a result.
@@ -527,7 +544,7 @@ mod tests {
         let obj = Objective2d::new(&cfg, &ws);
         let got = obj.evaluate(0.2, 1.0, &[0.1, 0.5]);
         let grid = unit_grid(cfg.eval_grid);
-        let wts = cell_area_weights(20, 20, (0.0, 1.0), (0.0, 1.0));
+        let wts = cell_area_weights(20, 20, (0.0, 1.0), (0.0, 1.0)).unwrap();
         for (k, s) in [0.1, 0.5].iter().enumerate() {
             let mut total = 0.0;
             for w in &ws {
@@ -538,7 +555,7 @@ mod tests {
                     .zip(&v)
                     .map(|(m, v)| gpdp::postprocess::excursion::normal_cdf(m / (s * v.sqrt())))
                     .collect();
-                total += integrated_bce(&w.truth_search, &probs, &wts, 1e-6);
+                total += integrated_bce(&w.truth_search, &probs, &wts, 1e-6).unwrap();
             }
             assert!((got[k] - total / 2.0).abs() < 1e-12);
         }

@@ -324,7 +324,11 @@ impl Objective for ValidationObjective {
             .and_then(|k| Ok(Posterior::fit(k, &self.train, ridge)?))
             .and_then(|p| probabilities(&p, &self.val_x, scales));
         match fit {
-            Ok(ps) => ps.iter().map(|p| integrated_bce(&self.val_labels, p, &self.weights, BCE_CLIP)).collect(),
+            // A candidate whose objective cannot be computed is infeasible.
+            Ok(ps) => ps
+                .iter()
+                .map(|p| integrated_bce(&self.val_labels, p, &self.weights, BCE_CLIP).unwrap_or(f64::INFINITY))
+                .collect(),
             Err(_) => vec![f64::INFINITY; scales.len()],
         }
     }
@@ -371,8 +375,14 @@ pub fn select(cfg: &RealConfig, sel: &YearData, n_release: usize, progress: Prog
         })?;
     let p = obj.validation_probabilities(&unconstrained.best.candidate)?;
     let w = vec![1.0; p.len()];
-    let (cutoff, cutoff_iou) =
-        best_cutoff(&cfg.cutoffs, 0.5, |c| iou(&p.iter().map(|q| *q >= c).collect::<Vec<_>>(), obj.labels(), &w));
+    let scores: Vec<f64> = cfg
+        .cutoffs
+        .iter()
+        .map(|&c| Ok(iou(&p.iter().map(|q| *q >= c).collect::<Vec<_>>(), obj.labels(), &w)?))
+        .collect::<Result<_>>()?;
+    let (cutoff, cutoff_iou) = best_cutoff(&cfg.cutoffs, 0.5, |c| {
+        cfg.cutoffs.iter().position(|&x| x == c).map_or(f64::NEG_INFINITY, |i| scores[i])
+    });
     Ok(Selection { split, accounting, unconstrained, private, cutoff, cutoff_iou })
 }
 
@@ -421,7 +431,7 @@ pub fn release(cfg: &RealConfig, sel: &Selection, rel: &YearData, rng: &mut Rele
     let released = mechanism.release(&rel.data, &path_query(cfg.path_grid)?, rng)?;
     let m = cfg.path_grid;
     let paths: Vec<Vec<f64>> = if cfg.smooth_px > 0.0 {
-        released.paths.par_iter().map(|f| gaussian_smooth(f, m, m, cfg.smooth_px, 3.0)).collect()
+        released.paths.par_iter().map(|f| gaussian_smooth(f, m, m, cfg.smooth_px, 3.0)).collect::<gpdp::Result<_>>()?
     } else {
         released.paths
     };

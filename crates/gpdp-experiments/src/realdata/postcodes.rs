@@ -121,6 +121,22 @@ fn resolve(file: &str, header: &[String], cols: &PostcodeColumns) -> Result<([us
         Some(n) => find(n).ok_or_else(|| missing("northing", format!("\"{n}\"")))?,
         None => auto.map(|p| p.1).ok_or_else(|| missing("northing", pairs()))?,
     };
+    // A chosen column that appears twice is ambiguous: refuse rather than pick one.
+    for k in [pc, east, north] {
+        let again: Vec<usize> = (0..names.len()).filter(|&j| names[j] == names[k]).collect();
+        if again.len() > 1 {
+            return Err(Error::Malformed {
+                file: file.to_string(),
+                line: 1,
+                field: header[k].trim().to_string(),
+                message: format!(
+                    "the column appears {} times in the header (columns {}); keep one",
+                    again.len(),
+                    again.iter().map(|j| (j + 1).to_string()).collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+    }
     let name = |k: usize| header[k].trim().trim_start_matches('\u{feff}').to_string();
     Ok(([pc, east, north], [name(pc), name(east), name(north)]))
 }
@@ -143,7 +159,17 @@ impl PostcodeLookup {
         };
         let ([pc, east, north], names) = resolve(file, &header, columns)?;
         let mut out = PostcodeLookup { map: HashMap::new(), counts: LookupCounts::default(), columns: names };
-        while let Some((line, f)) = reader.next_record()? {
+        loop {
+            let (line, f) = match reader.next_record() {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(Error::Malformed { .. }) if skip_malformed => {
+                    out.counts.rows += 1;
+                    out.counts.malformed += 1;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             out.counts.rows += 1;
             if f.len() != header.len() {
                 if skip_malformed {
@@ -221,6 +247,18 @@ mod tests {
 
     fn read(text: &str, cols: &PostcodeColumns, wanted: Option<&HashSet<String>>) -> Result<PostcodeLookup> {
         PostcodeLookup::read(text.as_bytes(), "pc.csv", cols, wanted, false)
+    }
+
+    #[test]
+    fn duplicate_coordinate_columns_are_refused() {
+        let e = read("pcds,oseast1m,osnrth1m,oseast1m\nA1 1AA,1,2,3\n", &PostcodeColumns::default(), None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("pc.csv line 1, field \"oseast1m\": the column appears 2 times in the header (columns 2, 4)"),
+            "{e}"
+        );
     }
 
     #[test]

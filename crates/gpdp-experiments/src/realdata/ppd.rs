@@ -235,7 +235,18 @@ pub fn read_ppd<R: BufRead>(
     let mut reader = RecordReader::new(input, file);
     let mut counts = PpdCounts::default();
     let county = filter.county.as_ref().map(|c| c.trim().to_uppercase());
-    while let Some((line, f)) = reader.next_record()? {
+    loop {
+        let (line, f) = match reader.next_record() {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            // A record that is not valid UTF-8 is malformed like any other.
+            Err(Error::Malformed { .. }) if skip_malformed => {
+                counts.rows += 1;
+                counts.malformed += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         counts.rows += 1;
         let parsed = parse_row(file, line, f);
         let (price, year) = match parsed {

@@ -142,13 +142,24 @@ impl<R: BufRead> RecordReader<R> {
                     pos += 1;
                 }
             }
-            let text = String::from_utf8_lossy(&field);
+            // Invalid UTF-8 is an error naming the line and field, never
+            // replaced silently (a mangled postcode would just not match).
+            let text = std::str::from_utf8(&field).map_err(|e| Error::Malformed {
+                file: self.file.clone(),
+                line: start,
+                field: format!("field {}", self.count + 1),
+                message: format!(
+                    "byte 0x{:02x} at position {} is not valid UTF-8",
+                    field[e.valid_up_to()],
+                    e.valid_up_to() + 1
+                ),
+            })?;
             match self.fields.get_mut(self.count) {
                 Some(f) => {
                     f.clear();
-                    f.push_str(&text);
+                    f.push_str(text);
                 }
-                None => self.fields.push(text.into_owned()),
+                None => self.fields.push(text.to_owned()),
             }
             self.count += 1;
             field.clear();
@@ -165,6 +176,14 @@ impl<R: BufRead> RecordReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invalid_utf8_names_line_and_field() {
+        let mut r = RecordReader::new(&b"a,b\n\"E1 6\xffAN\",2\n"[..], "t.csv");
+        assert!(r.next_record().unwrap().is_some());
+        let e = r.next_record().unwrap_err().to_string();
+        assert_eq!(e, "t.csv line 2, field \"field 1\": byte 0xff at position 5 is not valid UTF-8");
+    }
 
     fn all(text: &str) -> Result<Vec<(u64, Vec<String>)>> {
         let mut r = RecordReader::new(text.as_bytes(), "t.csv");

@@ -127,7 +127,7 @@ impl Domain {
                 let mut best = 0.0f64;
                 for i in 0..p.len() {
                     for j in 0..i {
-                        best = best.max(crate::model::points::distance(p.row(i), p.row(j)));
+                        best = best.max(crate::model::points::distance_unchecked(p.row(i), p.row(j)));
                     }
                 }
                 best

@@ -23,7 +23,7 @@ use faer::Mat;
 
 use crate::error::{Error, Result, positive};
 use crate::model::domain::Domain;
-use crate::model::points::{Points, distance};
+use crate::model::points::{Points, distance_unchecked};
 
 /// The kernel families gpdp knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -157,9 +157,17 @@ impl Kernel {
         }
     }
 
-    /// k(x, x').
+    /// k(x, x'); points of different dimensions are an error.
+    pub fn eval(&self, x: &[f64], y: &[f64]) -> Result<f64> {
+        if x.len() != y.len() {
+            return Err(Error::Dimension(format!("k(x, x') of a {}-D and a {}-D point", x.len(), y.len())));
+        }
+        Ok(self.eval_unchecked(x, y))
+    }
+
+    /// k(x, x') for points of the same dimension (checked by the caller).
     #[inline]
-    pub fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
+    pub(crate) fn eval_unchecked(&self, x: &[f64], y: &[f64]) -> f64 {
         match self.kind {
             KernelKind::Constant => 1.0,
             KernelKind::Diagonal => {
@@ -169,7 +177,7 @@ impl Kernel {
                     0.0
                 }
             }
-            _ => self.profile(distance(x, y)),
+            _ => self.profile(distance_unchecked(x, y)),
         }
     }
 
@@ -210,7 +218,7 @@ impl Kernel {
         for j in 0..n {
             k[(j, j)] = self.diag(x.row(j));
             for i in j + 1..n {
-                let v = self.eval(x.row(i), x.row(j));
+                let v = self.eval_unchecked(x.row(i), x.row(j));
                 k[(i, j)] = v;
                 k[(j, i)] = v;
             }
@@ -220,7 +228,7 @@ impl Kernel {
 
     /// The cross-covariance matrix K(A, B) (|A| × |B|).
     pub fn cross(&self, a: &Points, b: &Points) -> Mat<f64> {
-        Mat::from_fn(a.len(), b.len(), |i, j| self.eval(a.row(i), b.row(j)))
+        Mat::from_fn(a.len(), b.len(), |i, j| self.eval_unchecked(a.row(i), b.row(j)))
     }
 }
 
@@ -257,9 +265,10 @@ mod tests {
             (KernelKind::Diagonal, 0.0),
         ];
         for (kind, want) in cases {
-            let got = k(kind, 1.0).eval(&[0.2, 0.0], &[0.2, 0.5]);
+            let got = k(kind, 1.0).eval(&[0.2, 0.0], &[0.2, 0.5]).unwrap();
             assert!((got - want).abs() < 1e-15, "{kind}: {got} vs {want}");
-            assert_eq!(k(kind, 1.0).eval(&[0.3, 0.1], &[0.3, 0.1]), 1.0);
+            assert_eq!(k(kind, 1.0).eval(&[0.3, 0.1], &[0.3, 0.1]).unwrap(), 1.0);
+            assert!(k(kind, 1.0).eval(&[0.3, 0.1], &[0.3]).is_err(), "mismatched dimensions are an error");
         }
     }
 
@@ -279,7 +288,7 @@ mod tests {
             for j in 0..=10 {
                 let x = [i as f64 / 10.0, 0.0];
                 let y = [1.0, j as f64 / 10.0];
-                assert!(kern.eval(&x, &y) >= kap);
+                assert!(kern.eval(&x, &y).unwrap() >= kap);
             }
         }
     }

@@ -102,9 +102,23 @@ impl Points {
     }
 }
 
-/// Euclidean distance ‖a − b‖.
+/// Euclidean distance ‖a − b‖; points of different dimensions are an error.
+pub fn distance(a: &[f64], b: &[f64]) -> Result<f64> {
+    if a.len() != b.len() {
+        return Err(Error::Dimension(format!(
+            "cannot measure the distance between a {}-D and a {}-D point",
+            a.len(),
+            b.len()
+        )));
+    }
+    Ok(distance_unchecked(a, b))
+}
+
+/// ‖a − b‖ for points of the same dimension (the caller checked it: the
+/// hot loops of the kernel matrices).
 #[inline]
-pub fn distance(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn distance_unchecked(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
     if a.len() == 1 {
         return (a[0] - b[0]).abs();
     }

@@ -178,6 +178,13 @@ impl Query {
         self.points().is_empty()
     }
 
+    /// How many query points lie outside `domain`. The released path is a
+    /// function on the whole space and the guarantee covers its values
+    /// anywhere; the data, however, only describe the domain.
+    pub fn count_outside(&self, domain: &Domain) -> usize {
+        self.points().iter().filter(|p| !domain.contains(p)).count()
+    }
+
     /// The public description of the query for reports.
     pub fn summary(&self) -> QuerySummary {
         match self {

@@ -12,8 +12,7 @@
 //! factorised once by Cholesky (no jitter is needed or added: r > 0 makes A
 //! positive definite).
 
-use faer::linalg::solvers::Solve;
-use faer::{Mat, Side};
+use faer::Mat;
 
 use crate::error::{Error, Result};
 use crate::model::data::Dataset;
@@ -71,16 +70,16 @@ impl Posterior {
         for i in 0..n {
             a[(i, i)] += r2;
         }
-        let llt = a.llt(Side::Lower).map_err(|e| Error::Factorisation {
+        let chol = crate::linalg::cholesky_lower(&a).map_err(|e| Error::Factorisation {
             what: "K(X, X) + r²I",
             detail: format!(
                 "{e:?} (n = {n}, r = {ridge}); the matrix is not numerically positive definite — increase the ridge r"
             ),
         })?;
-        let mut w = Mat::<f64>::from_fn(n, 1, |i, _| data.y()[i]);
-        llt.solve_in_place(w.as_mut());
-        let weights = (0..n).map(|i| w[(i, 0)]).collect();
-        Ok(Posterior { kernel, x: data.x().clone(), ridge, chol: llt.L().to_owned(), weights })
+        drop(a);
+        let mut post = Posterior { kernel, x: data.x().clone(), ridge, chol, weights: Vec::new() };
+        post.weights = post.solve(data.y())?;
+        Ok(post)
     }
 
     /// The kernel k.
@@ -145,7 +144,7 @@ impl Posterior {
         for x in q.iter() {
             let mut s = 0.0;
             for (i, w) in self.weights.iter().enumerate() {
-                s += self.kernel.eval(self.x.row(i), x) * w;
+                s += self.kernel.eval_unchecked(self.x.row(i), x) * w;
             }
             out.push(s);
         }
@@ -208,7 +207,7 @@ impl Posterior {
         let ca = self.whitened_cross(a);
         let cb = if a == b { ca.clone() } else { self.whitened_cross(b) };
         let mut k = self.kernel.cross(a, b);
-        k -= ca.transpose() * &cb;
+        crate::linalg::sub_mul(k.as_mut(), ca.transpose(), cb.as_ref());
         Ok(k)
     }
 
@@ -297,7 +296,7 @@ mod tests {
         let kern = Kernel::exponential(0.7).unwrap();
         let d = data();
         let p = Posterior::fit(kern, &d, 0.3).unwrap();
-        let ev = kern.gram(d.x()).self_adjoint_eigenvalues(Side::Lower).unwrap();
+        let ev = kern.gram(d.x()).self_adjoint_eigenvalues(faer::Side::Lower).unwrap();
         let want: f64 = ev.iter().map(|l| l / (l + 0.09)).sum();
         assert!((p.effective_dimension() - want).abs() < 1e-12);
     }

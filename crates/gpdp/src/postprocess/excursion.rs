@@ -26,11 +26,17 @@ pub fn excursion_probability(mean: f64, variance: f64, scale: f64, level: f64) -
 
 /// The L-path vote release {x : (1/L)·Σ_l 1{f⁽ˡ⁾(x) ≥ t} ≥ c} (SPEC §4).
 /// Post-processing of the L released paths.
-pub fn vote_set(paths: &[Vec<f64>], level: f64, cutoff: f64) -> Vec<bool> {
-    assert!(!paths.is_empty(), "at least one path");
+pub fn vote_set(paths: &[Vec<f64>], level: f64, cutoff: f64) -> crate::error::Result<Vec<bool>> {
+    use crate::error::Error;
+    if paths.is_empty() {
+        return Err(Error::Dimension("a vote set needs at least one path".into()));
+    }
+    if paths.iter().any(|p| p.len() != paths[0].len()) {
+        return Err(Error::Dimension("the paths of a vote set must have the same length".into()));
+    }
     let m = paths[0].len();
     let l = paths.len() as f64;
-    (0..m).map(|i| paths.iter().filter(|p| p[i] >= level).count() as f64 / l >= cutoff).collect()
+    Ok((0..m).map(|i| paths.iter().filter(|p| p[i] >= level).count() as f64 / l >= cutoff).collect())
 }
 
 #[cfg(test)]
@@ -51,8 +57,10 @@ mod tests {
     fn vote_set_by_hand() {
         // Vote release: 3 paths, t = 0.
         let paths = vec![vec![1.0, -1.0, 0.0], vec![1.0, 1.0, -0.1], vec![-1.0, 1.0, -0.2]];
-        assert_eq!(vote_set(&paths, 0.0, 0.5), vec![true, true, false]);
-        assert_eq!(vote_set(&paths, 0.0, 1.0), vec![false, false, false]);
-        assert_eq!(vote_set(&paths, 0.0, 1.0 / 3.0), vec![true, true, true]);
+        assert_eq!(vote_set(&paths, 0.0, 0.5).unwrap(), vec![true, true, false]);
+        assert_eq!(vote_set(&paths, 0.0, 1.0).unwrap(), vec![false, false, false]);
+        assert_eq!(vote_set(&paths, 0.0, 1.0 / 3.0).unwrap(), vec![true, true, true]);
+        assert!(vote_set(&[], 0.0, 0.5).is_err());
+        assert!(vote_set(&[vec![1.0], vec![1.0, 2.0]], 0.0, 0.5).is_err());
     }
 }

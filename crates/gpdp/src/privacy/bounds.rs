@@ -188,15 +188,19 @@ pub fn phi(v: f64, ridge: f64) -> f64 {
     if v >= r2 { 0.25 / r2 } else { v / ((v + r2) * (v + r2)) }
 }
 
-/// Lemma B.1 (k(x,x) ≤ 1, |y| ≤ M_Y): Δ_n ≤ 2·M_Y·(1 + √(n−1)/r)·√Φ_n.
-pub fn lemma_b1(v: f64, n: usize, ridge: f64, m_y: f64) -> f64 {
-    2.0 * m_y * (1.0 + ((n - 1) as f64).sqrt() / ridge) * phi(v, ridge).sqrt()
+/// Lemma B.1 (k(x,x) ≤ 1, |y| ≤ M_Y): Δ_n ≤ 2·M_Y·(1 + √(n−1)/r)·√Φ_n;
+/// n ≥ 1.
+pub fn lemma_b1(v: f64, n: usize, ridge: f64, m_y: f64) -> Result<f64> {
+    let m = (check_n(n)? - 1) as f64;
+    Ok(2.0 * m_y * (1.0 + m.sqrt() / ridge) * phi(v, ridge).sqrt())
 }
 
-/// Lemma B.4 (k ≡ 1, |y| ≤ M_Y): Δ_n ≤ 2·M_Y·√(r² + n − 1)/(r·(r² + n)).
-pub fn lemma_b4(n: usize, ridge: f64, m_y: f64) -> f64 {
+/// Lemma B.4 (k ≡ 1, |y| ≤ M_Y): Δ_n ≤ 2·M_Y·√(r² + n − 1)/(r·(r² + n));
+/// n ≥ 1.
+pub fn lemma_b4(n: usize, ridge: f64, m_y: f64) -> Result<f64> {
+    let m = (check_n(n)? - 1) as f64;
     let r2 = ridge * ridge;
-    2.0 * m_y * (r2 + (n - 1) as f64).sqrt() / (ridge * (r2 + n as f64))
+    Ok(2.0 * m_y * (r2 + m).sqrt() / (ridge * (r2 + n as f64)))
 }
 
 /// Lemma B.5 (k(x,x') = q(x)·1{x = x'}, |y| ≤ M_Y):
@@ -269,8 +273,8 @@ pub struct SensitivityInputs {
 
 fn lemma_value(lemma: Lemma, i: &SensitivityInputs) -> Result<f64> {
     Ok(match lemma {
-        Lemma::B1 => lemma_b1(i.v, i.n, i.ridge, i.response_bound),
-        Lemma::B4 => lemma_b4(i.n, i.ridge, i.response_bound),
+        Lemma::B1 => lemma_b1(i.v, i.n, i.ridge, i.response_bound)?,
+        Lemma::B4 => lemma_b4(i.n, i.ridge, i.response_bound)?,
         Lemma::B5 => lemma_b5(i.ridge, i.response_bound),
         Lemma::B7 => lemma_b7(i.v, i.ridge, i.response_bound),
         Lemma::B8 => {
@@ -367,9 +371,11 @@ mod tests {
         assert_eq!(phi(0.5, 0.5), 1.0);
         assert!((phi(0.5, 2.0) - 0.5 / 20.25).abs() < 1e-16);
         // B.1 with n = 5, r = 2, V = 0.5, M_Y = 1: 2·(1 + 2/2)·√(0.5/20.25) = 4·0.157134840…
-        assert!((lemma_b1(0.5, 5, 2.0, 1.0) - 4.0 * (0.5f64 / 20.25).sqrt()).abs() < 1e-15);
+        assert!((lemma_b1(0.5, 5, 2.0, 1.0).unwrap() - 4.0 * (0.5f64 / 20.25).sqrt()).abs() < 1e-15);
         // B.4, n = 2, r = 1: 2√2/3.
-        assert!((lemma_b4(2, 1.0, 1.0) - 2.0 * 2f64.sqrt() / 3.0).abs() < 1e-15);
+        assert!((lemma_b4(2, 1.0, 1.0).unwrap() - 2.0 * 2f64.sqrt() / 3.0).abs() < 1e-15);
+        // n = 0 is an error, not an integer underflow.
+        assert!(lemma_b1(0.5, 0, 2.0, 1.0).is_err() && lemma_b4(0, 1.0, 1.0).is_err());
         // B.5 at r = 1 both branches agree (√2), r = 2: 2√2/5.
         assert!((lemma_b5(1.0, 1.0) - 2f64.sqrt()).abs() < 1e-15);
         assert!((lemma_b5(2.0, 1.0) - 2.0 * 2f64.sqrt() / 5.0).abs() < 1e-15);

@@ -47,7 +47,7 @@ impl Sampler for DenseSampler {
                 z[(i, d)] = rng.normal();
             }
         }
-        let f = &chol * &z;
+        let f = crate::linalg::mul(chol.as_ref(), z.as_ref());
         let values = (0..l).map(|d| map.iter().map(|&i| mean[i] + f[(i, d)]).collect()).collect();
         Ok(SampledPaths { values, jitter, method: METHOD })
     }

@@ -410,7 +410,7 @@ impl Sampler for LatticeSampler {
             let rhs: Vec<f64> = self.train_idx.iter().map(|&i| field[i].re + r * rng.normal()).collect();
             let v = post.solve(&rhs)?;
             let vm = Mat::from_fn(n, 1, |i, _| v[i]);
-            let corr = &kqx * &vm;
+            let corr = crate::linalg::mul(kqx.as_ref(), vm.as_ref());
             let f: Vec<f64> = (0..m)
                 .map(|i| {
                     let z = field[q_idx[i]].re - corr[(i, 0)];

@@ -101,7 +101,7 @@ impl Process {
         let k = self.posterior.kernel();
         for j in 0..c.ncols() {
             for i in 0..c.nrows() {
-                c[(i, j)] = s2 * c[(i, j)] + if e2 > 0.0 { e2 * k.eval(a.row(i), b.row(j)) } else { 0.0 };
+                c[(i, j)] = s2 * c[(i, j)] + if e2 > 0.0 { e2 * k.eval_unchecked(a.row(i), b.row(j)) } else { 0.0 };
             }
         }
         Ok(c)
@@ -160,7 +160,7 @@ pub(crate) fn dedupe(points: &Points) -> (Points, Vec<usize>) {
 /// Lower Cholesky factor of `c` (which already includes any jitter); a
 /// failure is reported, never retried with more jitter.
 pub(crate) fn cholesky(c: &Mat<f64>, what: &'static str) -> Result<Mat<f64>> {
-    c.llt(faer::Side::Lower).map(|l| l.L().to_owned()).map_err(|e| Error::Factorisation {
+    crate::linalg::cholesky_lower(c).map_err(|e| Error::Factorisation {
         what,
         detail: format!(
             "{e:?} ({} points); the sampling covariance is numerically singular even with the jitter — use fewer or more widely spaced query points, or a larger lengthscale",

@@ -129,7 +129,7 @@ impl SamplePath {
                 w.as_mut(),
                 faer::Par::Seq,
             );
-            snn -= w.transpose() * &w;
+            crate::linalg::sub_mul(snn.as_mut(), w.transpose(), w.as_ref());
             for (j, cm) in cond_mean.iter_mut().enumerate() {
                 *cm += (0..m).map(|i| w[(i, j)] * self.whitened[i]).sum::<f64>();
             }
