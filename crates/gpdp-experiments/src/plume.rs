@@ -1,5 +1,5 @@
 //! Synthetic 2-D "pollution" fields: anisotropic Gaussian plumes through a
-//! sigmoid (the paper's §5 / App. D 2-D study, SPEC §4).
+//! sigmoid (the paper's §5 / App. D 2-D study, docs/experiments.md).
 //!
 //! ```text
 //! h(x) = Σ_j a_j · exp(−½ (x − c_j)ᵀ Σ_j⁻¹ (x − c_j)),   Σ_j = R(φ_j) diag(w_j², (w_j/ρ_j)²) R(φ_j)ᵀ

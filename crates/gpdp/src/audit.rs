@@ -1,5 +1,5 @@
 //! Exact Rényi divergences between posterior Gaussians, for auditing the
-//! accountant (SPEC §2.8).
+//! accountant (docs/proofs/preliminaries.md).
 //!
 //! For neighbours D = D₋ ∪ {(x, y)} and D' = D₋ ∪ {(x', y')} and any finite
 //! test set X_T, the two released vectors are N(μ_D(X_T), σ²K_D) and
@@ -12,7 +12,7 @@
 //!
 //! Theorem 3.1 must dominate this for every pair, test set and admissible α.
 //! [`gaussian_renyi`] evaluates it densely; [`neighbour_divergence`] uses the
-//! one-step update (SPEC §2.8) to evaluate it exactly for every X_T that
+//! one-step update (docs/proofs/preliminaries.md) to evaluate it exactly for every X_T that
 //! contains x and x' (which is also the supremum over test sets), in a 2-D
 //! subspace, so it stays accurate for smooth kernels whose Gram matrices are
 //! numerically singular.
@@ -110,7 +110,7 @@ fn core_quantities(kernel: &Kernel, pair: &NeighbourPair, ridge: f64) -> Result<
 pub fn core_audit(kernel: &Kernel, pair: &NeighbourPair, ridge: f64) -> Result<(f64, f64, f64)> {
     let [v, v2, w, e, e2] = core_quantities(kernel, pair, ridge)?;
     let r2 = ridge * ridge;
-    // μ_D − μ_D' = a·k₋(·,x) − a'·k₋(·,x') (one-step update, SPEC §2.8).
+    // μ_D − μ_D' = a·k₋(·,x) − a'·k₋(·,x') (one-step update, docs/proofs/preliminaries.md).
     let (a, a2) = (e / (v + r2), e2 / (v2 + r2));
     let norm2 = a * a * v + a2 * a2 * v2 - 2.0 * a * a2 * w;
     Ok((v, v2, norm2.max(0.0).sqrt()))

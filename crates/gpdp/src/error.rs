@@ -12,7 +12,7 @@ pub enum Error {
     /// A scalar parameter outside its admissible range (or NaN).
     #[error("{name} ({value}) must be {requirement}")]
     InvalidParameter {
-        /// The parameter, with its SPEC symbol, e.g. "ridge r".
+        /// The parameter, with its symbol (docs/README.md), e.g. "ridge r".
         name: &'static str,
         /// The offending value, formatted.
         value: String,

@@ -5,7 +5,7 @@
 //! times: nothing accounts for them. A release of private data goes through
 //! [`crate::Mechanism`], which fits exactly the accounted posterior and
 //! draws exactly the accounted number of paths. Everything here is exact
-//! (SPEC §5): the samplers are the ones the mechanism uses.
+//! (docs/sampling.md): the samplers are the ones the mechanism uses.
 
 pub use crate::posterior::markov1d::{Markov1d, prior_sample};
 pub use crate::sampling::{

@@ -1,7 +1,7 @@
 //! Soundness of the accountant: the bound of Theorem 3.1 (and Proposition 2)
 //! with V̂ (Prop. 3) and Δ̂ (auto lemma) must dominate the *exact* Rényi
 //! divergence between the two posterior Gaussians of every replace-one
-//! neighbouring pair, on every test set, at every admissible α (SPEC §2.8).
+//! neighbouring pair, on every test set, at every admissible α (docs/proofs/preliminaries.md).
 //!
 //! Default run: ~25 000 (pair, α) checks plus a local search per kernel, in
 //! seconds. Longer run (10× the cases and search steps):

@@ -2,7 +2,7 @@
 //! example — no files needed.
 //!
 //! A 2-D "pollution" field (two anisotropic Gaussian plumes through a
-//! sigmoid, SPEC §4) is observed at 400 sensor locations with bounded noise;
+//! sigmoid, docs/experiments.md) is observed at 400 sensor locations with bounded noise;
 //! the sensor data play the role of the private records. The release uses
 //! public hyperparameters fixed in advance (ℓ = 0.15, σ = 0.1), a ridge
 //! calibrated to ε = 10 at δ = n^−1.1, and one posterior sample path on a

@@ -104,7 +104,7 @@ mod tests {
 
     /// ε of Theorem 3.1 with the paper's conversion, minimised over a dense
     /// grid of orders — an independent evaluation of the closed forms
-    /// (SPEC §2.3, §2.5–§2.7), not the library's optimiser.
+    /// (docs/accountant.md, §2.5–§2.7), not the library's optimiser.
     fn closed_form_epsilon(kappa: f64, n: usize, r: f64, s: f64, draws: f64, delta: f64, lemma: Lemma) -> f64 {
         let q = r * r;
         let v = 1.0 - kappa * kappa * (n - 1) as f64 / ((n - 1) as f64 + q);

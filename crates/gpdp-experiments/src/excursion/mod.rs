@@ -1,4 +1,4 @@
-//! Excursion-set utility studies (the paper's §5, App. D; SPEC §4).
+//! Excursion-set utility studies (the paper's §5, App. D; docs/experiments.md).
 
 pub mod accounting;
 pub mod evaluate1d;

@@ -1,5 +1,5 @@
 //! The (D, f*) pairs of the 1-D excursion study (the paper's App. D,
-//! eq. (8); SPEC §4) and their exact posteriors.
+//! eq. (8); docs/experiments.md) and their exact posteriors.
 //!
 //! For pair j, on Ω = [0, 1] with a mesh of m equally spaced points
 //! (0 and 1 included, trapezoid weights):

@@ -1,5 +1,5 @@
 //! The 1-D excursion-set study end to end (the paper's §5 and App. D;
-//! SPEC §4; Tables 1–3):
+//! docs/experiments.md; Tables 1–3):
 //!
 //! 1. generate N main and N_val validation (D, f*) pairs ([`pairs1d`]);
 //! 2. θ* = argmin_θ L̂_BCE(θ) and θ_priv = argmin_{θ: ε_L(θ) < ε₀} L̂_BCE(θ)
@@ -87,7 +87,7 @@ pub struct Study1dConfig {
     pub seed: u64,
 }
 
-/// The paper's search (App. D; the authors' grids, SPEC §4): coarse
+/// The paper's search (App. D; the authors' grids, docs/experiments.md): coarse
 /// ℓ × r × σ = 9 × 7 × 6, two refinement rounds around the top 3 with
 /// ℓ × {0.7, 0.85, 1, 1.2, 1.5}, r and σ × {0.4, …, 4} and, around σ = 0,
 /// σ ∈ {0, 0.025, …, 0.75}.

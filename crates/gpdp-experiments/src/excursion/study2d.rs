@@ -1,5 +1,5 @@
 //! The 2-D excursion-set study (the paper's App. D.1, Table 4, Figs 7–8;
-//! SPEC §4).
+//! docs/experiments.md).
 //!
 //! Worlds: a plume field f* ([`crate::plume`]), n sensors X ~ U[0,1]²,
 //! y = (1 − M_ξ)·f*(x) + ξ, ξ ~ U[−M_ξ, M_ξ] (|y| ≤ 1 = M_Y), truth

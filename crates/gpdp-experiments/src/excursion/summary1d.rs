@@ -1,5 +1,5 @@
 //! The summary row of one 1-D study configuration with the columns of the
-//! paper's Tables 1–3 (SPEC §4), and its formatting as in the paper:
+//! paper's Tables 1–3 (docs/experiments.md), and its formatting as in the paper:
 //! "median [q25, q75]" over pairs, with per-pair ratios
 //!
 //! ```text

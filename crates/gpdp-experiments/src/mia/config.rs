@@ -1,4 +1,4 @@
-//! The attack's configuration (SPEC §3) and its validation.
+//! The attack's configuration (docs/experiments.md §1) and its validation.
 
 use gpdp::{Conversion, Draws};
 use serde::Serialize;

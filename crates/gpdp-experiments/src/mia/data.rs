@@ -1,4 +1,4 @@
-//! The attack's data model (SPEC §3, paper App. C) and its random streams.
+//! The attack's data model (docs/experiments.md §1, paper App. C) and its random streams.
 //!
 //! Ω = [0, 1]; responses y = (1 − M_ξ)·f_step(x) + ξ with
 //! f_step(x) = −1 for x < ½ and +1 otherwise, ξ ~ Unif[−M_ξ, M_ξ].

@@ -1,5 +1,5 @@
 //! The membership-inference attack of the paper's §4 and Appendix C
-//! (SPEC §3): a LiRA-style likelihood-ratio test of whether the target
+//! (docs/experiments.md §1): a LiRA-style likelihood-ratio test of whether the target
 //! record z₀ = (x₀, y₀) was in the training set, given L released posterior
 //! draws at x₀, on the 1-D exponential-kernel model; its non-private
 //! benchmark; and the (ε, δ) the accountant assigns to the same release.

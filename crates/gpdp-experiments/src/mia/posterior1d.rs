@@ -16,7 +16,7 @@
 //!
 //! so that v_D(x₀) = 1/(1/P + λ) and μ_D(x₀) = (m/P + η)·v_D(x₀). This is
 //! algebraically identical to μ_D(x₀) = k_Xᵀ A⁻¹ y and
-//! v_D(x₀) = 1 − k_Xᵀ A⁻¹ k_X with A = K + r²I (SPEC §1); repeated covariates
+//! v_D(x₀) = 1 − k_Xᵀ A⁻¹ k_X with A = K + r²I (docs/model.md); repeated covariates
 //! (ρ = 1) need no special case. q is computed as −expm1(−2d/ℓ).
 
 /// Reusable scratch space (the sort permutation), so that repeated calls do

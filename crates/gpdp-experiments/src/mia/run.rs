@@ -389,7 +389,7 @@ fn empty_set() -> SampleSet {
     SampleSet { fhat: vec![], log_vhat: None, mu: vec![], var: vec![] }
 }
 
-/// Runs the membership-inference attack of SPEC §3 for `cfg.repeats`
+/// Runs the membership-inference attack of docs/experiments.md §1 for `cfg.repeats`
 /// independent repetitions and computes the release's ε.
 ///
 /// `progress(k)` is called with `1` after each finished repetition (total

@@ -1,5 +1,5 @@
 //! The real-data study: Greater London leasehold flats from HM Land
-//! Registry's Price Paid Data (the paper's App. D.2, Figure 4; SPEC §4).
+//! Registry's Price Paid Data (the paper's App. D.2, Figure 4; docs/experiments.md).
 //!
 //! Data flow (each step its own module):
 //!

@@ -1,4 +1,4 @@
-//! The Greater London study (the paper's App. D.2, Figure 4; SPEC §4).
+//! The Greater London study (the paper's App. D.2, Figure 4; docs/experiments.md).
 //!
 //! For a *selection* year (public in the paper's setup: hyperparameters
 //! are tuned on it) and a *release* year (the private data):
@@ -292,7 +292,7 @@ pub struct ValidationObjective {
     accounting: StudyAccounting,
 }
 
-/// BCE clip of p (SPEC §4).
+/// BCE clip of p (docs/experiments.md).
 pub const BCE_CLIP: f64 = 1e-6;
 
 impl ValidationObjective {

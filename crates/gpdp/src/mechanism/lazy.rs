@@ -1,6 +1,6 @@
 //! A release evaluated lazily: L paths that answer evaluations batch by
 //! batch. Each batch is drawn from the exact conditional law of the path
-//! given everything it has revealed (SPEC §1), so any sequence of adaptive
+//! given everything it has revealed (docs/model.md), so any sequence of adaptive
 //! queries reveals one fixed draw and costs no more than the release.
 
 use super::report::ReleaseReport;

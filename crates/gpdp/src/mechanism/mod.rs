@@ -22,7 +22,7 @@
 //!
 //! [`Mechanism::sample_paths`] is the same release evaluated lazily: L paths
 //! that can be evaluated anywhere, batch after batch, consistently and at no
-//! extra privacy cost (SPEC §1).
+//! extra privacy cost (docs/model.md).
 //!
 //! # What is guaranteed
 //!

@@ -1,6 +1,6 @@
 //! Private training data D = (X, y): n records with finite values.
 //!
-//! The guarantee assumes |y_i| ≤ M_Y (SPEC §1) and covariates in the
+//! The guarantee assumes |y_i| ≤ M_Y (docs/model.md) and covariates in the
 //! declared domain Ω (κ and the sensitivity lemmas are sup's over Ω); what a
 //! release does about records that break these is the data policy
 //! ([`super::policy`]).

@@ -1,7 +1,7 @@
 //! Covariate domains Ω ⊂ R^d: where the private covariates may lie.
 //!
 //! The domain enters the privacy guarantee through κ = inf_{x,x'∈Ω} k(x, x')
-//! (Proposition 3, SPEC §2.6): for a stationary kernel whose profile decreases
+//! (Proposition 3, docs/bounds.md): for a stationary kernel whose profile decreases
 //! with distance, κ = k(diam Ω). Covariates outside the declared domain void
 //! the guarantee, so a release must refuse them ([`Domain::contains`]).
 

@@ -1,6 +1,6 @@
 //! The number L of released posterior draws.
 //!
-//! L is part of the guarantee (RDP composes: (α, L·ε_α), SPEC §2.5) and of
+//! L is part of the guarantee (RDP composes: (α, L·ε_α), docs/accountant.md) and of
 //! the sampler's work, so it has one type everywhere: a count that is at
 //! least 1 by construction.
 

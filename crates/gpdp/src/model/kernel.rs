@@ -14,7 +14,7 @@
 //!
 //! All are non-negative, so Proposition 3 applies with
 //! κ = inf_{x,x'∈Ω} k(x, x'); the stationary profiles decrease with distance,
-//! so κ = k(diam Ω) (SPEC §2.6).
+//! so κ = k(diam Ω) (docs/bounds.md).
 
 use std::fmt;
 use std::str::FromStr;

@@ -2,7 +2,7 @@
 //! records, and what it does with records that break the assumptions of the
 //! guarantee.
 //!
-//! The guarantee (SPEC §1–§2) holds for n records with covariates in the
+//! The guarantee (docs/model.md) holds for n records with covariates in the
 //! declared domain Ω and responses |y| ≤ M_Y. The policy
 //!
 //! 1. refuses a dataset whose size is not the n the release was accounted

@@ -1,4 +1,4 @@
-//! The exact GP posterior (SPEC §1, the paper's §2).
+//! The exact GP posterior (docs/model.md, the paper's §2).
 //!
 //! With A = K(X, X) + r²I and k_X(x) = K(X, x):
 //!

@@ -3,7 +3,7 @@
 //! k(x, x') = exp(−|x − x'|/ℓ) on R is the covariance of a stationary
 //! Ornstein–Uhlenbeck process, which is Markov: between sorted points at
 //! distance Δ, f(x') = φ·f(x) + √(1 − φ²)·z with φ = exp(−Δ/ℓ). With
-//! observations y_i = f(x_i) + e_i, e_i ~ N(0, r²), the GP posterior of SPEC §1
+//! observations y_i = f(x_i) + e_i, e_i ~ N(0, r²), the GP posterior of docs/model.md
 //! (σ = 1, normalised) is the Kalman smoother of this state-space model:
 //! exact, in O(n + m) instead of an O(n³) factorisation and O(n²m) solves.
 //!

@@ -1,4 +1,4 @@
-//! Excursion sets of released or posterior fields (SPEC §4, the paper's §5).
+//! Excursion sets of released or posterior fields (docs/experiments.md, the paper's §5).
 //!
 //! The excursion set of f at level t is Ω_t(f) = {x : f(x) ≥ t}. From the
 //! posterior, p_D(x) = Φ((μ_D(x) − t)/(σ·√k_D(x, x))) is the posterior
@@ -24,7 +24,7 @@ pub fn excursion_probability(mean: f64, variance: f64, scale: f64, level: f64) -
     }
 }
 
-/// The L-path vote release {x : (1/L)·Σ_l 1{f⁽ˡ⁾(x) ≥ t} ≥ c} (SPEC §4).
+/// The L-path vote release {x : (1/L)·Σ_l 1{f⁽ˡ⁾(x) ≥ t} ≥ c} (docs/experiments.md).
 /// Post-processing of the L released paths.
 pub fn vote_set(paths: &[Vec<f64>], level: f64, cutoff: f64) -> crate::error::Result<Vec<bool>> {
     use crate::error::Error;

@@ -1,5 +1,5 @@
 //! Utility of excursion sets against a known truth (the paper's §5, App. D;
-//! SPEC §4): quadrature weights, integrated binary cross-entropy, weighted IoU,
+//! docs/experiments.md): quadrature weights, integrated binary cross-entropy, weighted IoU,
 //! the choice of a probability cutoff, and the summary quantiles of the tables.
 
 use crate::error::{Error, Result};
@@ -36,7 +36,7 @@ pub fn cell_area_weights(nx: usize, ny: usize, (x0, x1): (f64, f64), (y0, y1): (
 
 /// Integrated binary cross-entropy L_BCE = Σ_i w_i·ℓ(s*_i, p_i) with
 /// ℓ(s, p) = −s·log p − (1 − s)·log(1 − p), p clipped to [clip, 1 − clip]
-/// (SPEC §4; the paper clips at 10⁻⁶). Errors: lengths differ, clip not in
+/// (docs/experiments.md; the paper clips at 10⁻⁶). Errors: lengths differ, clip not in
 /// [0, ½).
 pub fn integrated_bce(truth: &[bool], p: &[f64], weights: &[f64], clip: f64) -> Result<f64> {
     same_lengths("the BCE's truth, probabilities and weights", &[truth.len(), p.len(), weights.len()])?;

@@ -1,4 +1,4 @@
-//! Releases as composable events (SPEC §2.5).
+//! Releases as composable events (docs/accountant.md).
 //!
 //! A [`Release`] describes one kind of posterior-sample release (kernel,
 //! domain, n, r, σ, η, response model) independently of any data; checking

@@ -15,8 +15,9 @@
 //! # Floating point
 //!
 //! V̂ is computed as ((1−κ)(1+κ)(n−1) + r²)/(n−1+r²) (no cancellation) and
-//! then enlarged by a few units of roundoff; Δ̂ is enlarged by 16 units of
-//! roundoff relative. Both only ever make ε larger.
+//! then enlarged relatively by 8ε_mach (ε_mach = `f64::EPSILON` = 2⁻⁵², two
+//! units of roundoff); Δ̂ is enlarged relatively by 16ε_mach. Both only ever
+//! make ε larger.
 
 use std::fmt;
 use std::str::FromStr;
@@ -73,9 +74,9 @@ pub fn variance_bound(kernel: &Kernel, domain: &Domain, n: usize, ridge: f64) ->
 
 /// V̄_n(r) = 1 − κ²(n − 1)/(n − 1 + r²) (Proposition 3) for a given κ ∈ [0, 1],
 /// computed as ((1−κ)(1+κ)(n−1) + r²)/(n−1+r²) (no cancellation) and rounded
-/// up: relatively, by 8 units of roundoff for the arithmetic, and — when κ is
+/// up: relatively, by 8ε_mach (`f64::EPSILON`) for the arithmetic, and — when κ is
 /// itself rounded (`kappa_exact` false) — absolutely, by the effect of a few
-/// ulps of error in κ², 8u·κ²·(n−1)/(n−1+r²). An exact κ (the constant
+/// ulps of error in κ², 8ε_mach·κ²·(n−1)/(n−1+r²). An exact κ (the constant
 /// kernel) gets no absolute allowance, so a tiny V̂ stays accurate.
 pub fn variance_from_kappa(kappa: f64, kappa_exact: bool, n: usize, ridge: f64) -> f64 {
     let m = n.saturating_sub(1) as f64;

@@ -1,5 +1,5 @@
 //! Rényi-DP → (ε, δ)-DP, both ways, optimised over the order α
-//! (SPEC §2.5).
+//! (docs/accountant.md).
 //!
 //! # What is guaranteed
 //!

@@ -1,5 +1,5 @@
 //! The privacy accountant: formulas only, no GP numerics and no data
-//! (SPEC §2). The data flow, one module each:
+//! (docs/accountant.md). The data flow, one module each:
 //!
 //! ```text
 //! (kernel, domain, n, r, σ, η, M_Y)  → bounds     V̂_n (Prop. 3), Δ̂_n (Lemmas B.1–B.8)

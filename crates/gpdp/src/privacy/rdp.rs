@@ -1,5 +1,5 @@
 //! The Rényi-DP curve of one posterior draw: ψ_α, Theorem 3.1 and
-//! Proposition 2 (SPEC §2.2–§2.4).
+//! Proposition 2 (docs/accountant.md).
 //!
 //! # What is guaranteed
 //!

@@ -3,12 +3,14 @@
 //! only make ε larger, never smaller (OpenDP's rule for privacy-critical
 //! arithmetic).
 
-/// Safety factor on the unit roundoff for the a-priori error bounds of the
-/// RDP terms and the conversions (see [`super::rdp`], [`super::conversion`]).
+/// Relative safety factor (64ε_mach, ε_mach = `f64::EPSILON` = 2⁻⁵², i.e. 128
+/// units of roundoff) of the a-priori error bounds of the RDP terms and the
+/// conversions (see [`super::rdp`], [`super::conversion`]). These are
+/// first-order estimates with a wide margin, not machine-checked bounds.
 pub(crate) const ROUNDING_SLACK: f64 = 64.0 * f64::EPSILON;
 
 /// Relative enlargement applied to a sensitivity bound Δ̂ after it is
-/// computed (16 units of roundoff: each closed form in
+/// computed (16ε_mach = 32 units of roundoff: each closed form in
 /// [`super::bounds`] takes fewer than 16 correctly rounded operations).
 pub(crate) const SENSITIVITY_SLACK: f64 = 16.0 * f64::EPSILON;
 

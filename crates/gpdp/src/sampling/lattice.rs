@@ -1,5 +1,5 @@
 //! Exact draws on a regular lattice: circulant embedding for the prior and
-//! the pathwise (Matheron) update for the posterior (SPEC §5;
+//! the pathwise (Matheron) update for the posterior (docs/sampling.md;
 //! `docs/sampling.md` has the argument in full).
 //!
 //! When every query point and every training covariate lies on one regular

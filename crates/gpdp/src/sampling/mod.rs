@@ -1,4 +1,4 @@
-//! Exact samplers of the released process (SPEC §1, App. A.1):
+//! Exact samplers of the released process (docs/model.md, App. A.1):
 //!
 //! ```text
 //! f = μ_D + σ·z + η·g,   z ~ GP(0, k_D),  g ~ GP(0, k) independent,

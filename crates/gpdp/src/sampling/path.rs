@@ -22,7 +22,7 @@ use crate::rng::ReleaseRng;
 ///
 /// where w_R = L_R⁻¹(f_R − μ_R) are the standard normals behind the revealed
 /// values. The result has the same joint law as evaluating one fixed draw at
-/// X₁ ∪ X₂ (SPEC §1, lazy evaluation), so adaptive queries cost no extra
+/// X₁ ∪ X₂ (docs/model.md, lazy evaluation), so adaptive queries cost no extra
 /// privacy budget. A point already revealed returns its stored value exactly.
 /// Every new point carries the data-free jitter j of [`Process::jitter`]
 /// (independent noise, post-processing). The path reveals at most
