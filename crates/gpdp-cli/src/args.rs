@@ -81,6 +81,15 @@ pub struct ReleaseArgs {
     pub conversion: Option<Conversion>,
 }
 
+/// Refuses with every missing flag at once (one line).
+pub fn require(missing: Vec<&str>) -> Result<()> {
+    match missing.len() {
+        0 => Ok(()),
+        1 => bail!("missing required flag {}", missing[0]),
+        _ => bail!("missing required flags: {}", missing.join("; ")),
+    }
+}
+
 /// Fully resolved release parameters (defaults applied).
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -90,29 +99,37 @@ pub struct Resolved {
 }
 
 impl ReleaseArgs {
+    /// The model flags that are required and absent, each with what it is
+    /// (`need_ridge`/`need_scale` are false when that parameter is solved for).
+    pub fn missing(&self, need_ridge: bool, need_scale: bool) -> Vec<&'static str> {
+        let mut m = Vec::new();
+        match self.kernel {
+            None => m.push("--kernel (exponential, matern32, matern52, squared-exponential, constant, diagonal)"),
+            Some(k) if k.has_lengthscale() && self.lengthscale.is_none() => m.push("--lengthscale ℓ"),
+            Some(_) => {}
+        }
+        if self.domain.is_none() {
+            m.push("--domain (e.g. interval:0,1 or box:0,1,0,1)");
+        }
+        if need_ridge && self.ridge.is_none() {
+            m.push("--ridge r");
+        }
+        if need_scale && self.scale.is_none() {
+            m.push("--scale σ (inf for a covariance-only release)");
+        }
+        m
+    }
+
     /// Applies defaults and validates presence; `need_ridge`/`need_scale`
     /// are false when that parameter is being solved for.
     pub fn resolve(&self, n: usize, need_ridge: bool, need_scale: bool) -> Result<Resolved> {
-        let kind = self
-            .kernel
-            .context("missing --kernel (exponential, matern32, matern52, squared-exponential, constant, diagonal)")?;
-        let lengthscale = match (self.lengthscale, kind.has_lengthscale()) {
-            (Some(l), _) => l,
-            (None, false) => 1.0,
-            (None, true) => bail!("missing --lengthscale ℓ for the {kind} kernel"),
-        };
+        require(self.missing(need_ridge, need_scale))?;
+        let kind = self.kernel.context("missing --kernel")?;
+        let lengthscale = self.lengthscale.unwrap_or(1.0);
         let kernel = Kernel::new(kind, lengthscale)?;
-        let domain = self.domain.clone().context("missing --domain (e.g. interval:0,1 or box:0,1,0,1)")?;
-        let ridge = match (self.ridge, need_ridge) {
-            (Some(r), _) => r,
-            (None, false) => 1.0,
-            (None, true) => bail!("missing --ridge r"),
-        };
-        let scale = match (self.scale, need_scale) {
-            (Some(s), _) => s,
-            (None, false) => 1.0,
-            (None, true) => bail!("missing --scale σ (use inf for a covariance-only release)"),
-        };
+        let domain = self.domain.clone().context("missing --domain")?;
+        let ridge = self.ridge.unwrap_or(1.0);
+        let scale = self.scale.unwrap_or(1.0);
         let mut params = ReleaseParams::new(kernel, domain, n, ridge, scale);
         params.gp_noise = self.gp_noise.unwrap_or(0.0);
         params.response_bound = self.response_bound.unwrap_or(1.0);

@@ -9,7 +9,7 @@ use gpdp::PrivacyReport;
 use gpdp::io::{BatchDefaults, Question, read_batch};
 use rayon::prelude::*;
 
-use crate::args::{ReleaseArgs, parse_f64};
+use crate::args::{ReleaseArgs, parse_f64, require};
 use crate::output::files::{check_out_file, write_atomically};
 use crate::output::report::{cell, report_text};
 
@@ -70,7 +70,16 @@ pub fn run(a: AccountArgs) -> Result<()> {
     if let Some(path) = &a.batch {
         return run_batch(&a, path);
     }
-    let n = a.n.context("missing --n (number of private records)")?;
+    let mut missing = Vec::new();
+    if a.n.is_none() {
+        missing.push("--n (number of private records)");
+    }
+    missing.extend(a.release.missing(true, true));
+    if a.delta.is_none() && a.epsilon.is_none() {
+        missing.push("--delta δ (to get ε) or --epsilon ε (to get δ)");
+    }
+    require(missing)?;
+    let n = a.n.context("missing --n")?;
     let res = a.release.resolve(n, true, true)?;
     let release = res.params.check()?;
     let report = match (a.delta, a.epsilon) {

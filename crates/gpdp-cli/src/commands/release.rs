@@ -16,7 +16,7 @@ use gpdp::{
 };
 use serde_json::json;
 
-use crate::args::{ReleaseArgs, parse_f64};
+use crate::args::{ReleaseArgs, parse_f64, require};
 use crate::output::files::{check_log_outside, check_out_dir, write_atomically, write_dir_atomically};
 use crate::output::release::write_release;
 
@@ -29,14 +29,14 @@ use crate::output::release::write_release;
 pub struct ReleaseCmdArgs {
     /// Private training data CSV: covariate columns x (1-D) or x1..xd, and y.
     #[arg(long, value_name = "CSV")]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
 
     #[command(flatten)]
     pub model: ReleaseArgs,
 
     /// Target δ ∈ (0, 1) of the guarantee.
     #[arg(long, value_name = "δ", value_parser = parse_f64)]
-    pub delta: f64,
+    pub delta: Option<f64>,
 
     /// Calibrate to this ε instead of giving --ridge (see --solve).
     #[arg(long = "target-epsilon", value_name = "ε", value_parser = parse_f64)]
@@ -57,7 +57,7 @@ pub struct ReleaseCmdArgs {
     /// Output directory: the published release (created; refused if it exists
     /// and is not empty, unless --force).
     #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
 
     /// Replace an existing non-empty output directory.
     #[arg(long)]
@@ -112,15 +112,37 @@ pub struct ReleaseCmdArgs {
 }
 
 impl ReleaseCmdArgs {
+    /// Refuses with every required flag that is absent, at once.
+    pub fn check_required(&self) -> Result<()> {
+        let calibrating = self.target_epsilon.is_some();
+        let mut missing = Vec::new();
+        if self.data.is_none() {
+            missing.push("--data CSV");
+        }
+        let need_ridge = !calibrating || self.solve != Solve::Ridge;
+        let need_scale = !calibrating || self.solve != Solve::Scale;
+        for m in self.model.missing(need_ridge, need_scale) {
+            missing.push(if m == "--ridge r" { "--ridge r (or --target-epsilon ε to calibrate it)" } else { m });
+        }
+        if self.delta.is_none() {
+            missing.push("--delta δ");
+        }
+        if self.grid.is_none() && self.at.is_none() {
+            missing.push("--grid N[xM] or --at CSV (the query points)");
+        }
+        if self.out.is_none() {
+            missing.push("--out DIR");
+        }
+        require(missing)
+    }
+
     /// The checked (and, with --target-epsilon, calibrated) mechanism for n
     /// records — from public flags only.
     pub fn mechanism(&self, n: usize) -> Result<Mechanism> {
+        self.check_required()?;
         let calibrating = self.target_epsilon.is_some();
         if calibrating && self.model.ridge.is_some() && self.solve == Solve::Ridge {
             bail!("give either --ridge or --target-epsilon (which calibrates the ridge), not both");
-        }
-        if !calibrating && self.model.ridge.is_none() {
-            bail!("missing --ridge r (or --target-epsilon ε to calibrate it)");
         }
         if self.solve == Solve::Draws {
             bail!("--solve draws is not available for a release; fix --draws");
@@ -131,7 +153,7 @@ impl ReleaseCmdArgs {
             !calibrating || self.solve != Solve::Scale,
         )?;
         let dim = res.params.domain.dim();
-        let mut p = MechanismParams::new(res.params, self.delta);
+        let mut p = MechanismParams::new(res.params, self.delta.context("missing --delta")?);
         p.draws = res.draws;
         p.conversion = res.conversion;
         p.on_unbounded = self.on_unbounded;
@@ -213,12 +235,14 @@ pub fn write_operator_log(path: &Path, command: &str, data: &str, out: &Path, re
 }
 
 pub fn run(a: ReleaseCmdArgs) -> Result<()> {
-    let name = a.data.display().to_string();
-    check_out_dir(&a.out, a.force)?;
+    a.check_required()?;
+    let (Some(data_path), Some(out)) = (&a.data, &a.out) else { bail!("missing --data or --out") };
+    let name = data_path.display().to_string();
+    check_out_dir(out, a.force)?;
     if let Some(log) = &a.log {
-        check_log_outside(log, &a.out)?;
+        check_log_outside(log, out)?;
     }
-    let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset(&a.data)?;
+    let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset(data_path)?;
     let mechanism = a.mechanism(data.len())?;
     let (query, names) = a.query(&names, data.dim())?;
     let domain = &mechanism.params().release.domain;
@@ -231,16 +255,16 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
     }
     let mut rng = release_rng(a.seed)?;
     let rel = mechanism.release(&data, &query, &mut rng).with_context(|| name.clone())?;
-    let outputs = write_dir_atomically(&a.out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;
+    let outputs = write_dir_atomically(out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;
     report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
     if let Some(log) = &a.log {
-        write_operator_log(log, "release", &name, &a.out, &rel)?;
+        write_operator_log(log, "release", &name, out, &rel)?;
     }
     if a.json {
-        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(a.out.join("report.json"))?)?;
+        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json"))?)?;
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("wrote {} into {}", outputs.join(", "), a.out.display());
+        println!("wrote {} into {}", outputs.join(", "), out.display());
         println!("{}", rel.report.statement);
     }
     Ok(())

@@ -236,13 +236,21 @@ pub fn write_dir_atomically<T>(out: &Path, force: bool, fill: impl FnOnce(&Path)
     register(&tmp);
     let result = std::fs::create_dir(&tmp)
         .with_context(|| format!("cannot create {}", tmp.display()))
-        .and_then(|()| fill(&tmp))
+        .and_then(|()| fill(&tmp).map_err(|e| name_bare_io_error(e, out)))
         .and_then(|value| replace_dir(&tmp, out, &parent, &base).map(|()| value));
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     unregister(&tmp);
     result
+}
+
+/// A bare I/O error (e.g. "No space left on device" from a writer that does
+/// not name its file) gets the output's name; errors that already say what
+/// failed are left as they are.
+fn name_bare_io_error(e: anyhow::Error, out: &Path) -> anyhow::Error {
+    let bare = e.chain().count() == 1 && (e.is::<std::io::Error>() || e.is::<csv::Error>());
+    if bare { e.context(format!("cannot write {}", out.display())) } else { e }
 }
 
 /// Moves the filled `tmp` to `out`, replacing a previous `out`.
@@ -317,6 +325,19 @@ mod tests {
         // A dead process's lock is taken over.
         std::fs::write(t.path().join(".dead.lock"), dead.to_string()).unwrap();
         write_dir_atomically(&t.path().join("dead"), false, |_| Ok(())).unwrap();
+    }
+
+    #[test]
+    fn bare_write_errors_name_the_output() {
+        let t = tempfile::tempdir().unwrap();
+        let out = t.path().join("o");
+        let full = || std::io::Error::new(std::io::ErrorKind::StorageFull, "No space left on device");
+        let e = write_dir_atomically(&out, false, |_| -> Result<()> { Err(full().into()) }).unwrap_err();
+        assert_eq!(format!("{e:#}"), format!("cannot write {}: No space left on device", out.display()));
+        let e = write_dir_atomically(&out, false, |_| -> Result<()> { Err(anyhow::anyhow!("M_ξ = 1: no worlds")) })
+            .unwrap_err();
+        assert_eq!(format!("{e:#}"), "M_ξ = 1: no worlds");
+        assert!(!out.exists() && std::fs::read_dir(t.path()).unwrap().next().is_none(), "nothing is left");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the library's [`gpdp::PrivacyReport`], serialised as it is.
 
 use gpdp::PrivacyReport;
+use gpdp::error::fmt_value;
 use serde_json::Value;
 
 /// A JSON value as a CSV cell: strings bare, null empty, numbers and
@@ -40,10 +41,15 @@ pub fn report_text(r: &PrivacyReport) -> String {
         if r.components.len() > 1 {
             let _ = writeln!(s, "  release {} (L = {})", i + 1, c.draws);
         }
-        let sigma = if c.scale.is_infinite() { "∞ (covariance-only)".to_string() } else { format!("{}", c.scale) };
-        let _ = writeln!(s, "  kernel        {} (ℓ = {}) on {}", c.kernel, c.lengthscale, c.domain);
-        let _ = writeln!(s, "  data          n = {}, responses |y| ≤ M_Y = {}", c.n, c.response_bound);
-        let _ = writeln!(s, "  release       ridge r = {}, scale σ = {sigma}, GP noise η = {}", c.ridge, c.gp_noise);
+        let sigma = if c.scale.is_infinite() { "∞ (covariance-only)".to_string() } else { fmt_value(c.scale) };
+        let _ = writeln!(s, "  kernel        {} (ℓ = {}) on {}", c.kernel, fmt_value(c.lengthscale), c.domain);
+        let _ = writeln!(s, "  data          n = {}, responses |y| ≤ M_Y = {}", c.n, fmt_value(c.response_bound));
+        let _ = writeln!(
+            s,
+            "  release       ridge r = {}, scale σ = {sigma}, GP noise η = {}",
+            fmt_value(c.ridge),
+            fmt_value(c.gp_noise)
+        );
         let _ = writeln!(s, "  V̂_n           {}   {}", num6(c.variance_bound), c.variance_bound_source);
         let _ = writeln!(
             s,
@@ -60,7 +66,7 @@ pub fn report_text(r: &PrivacyReport) -> String {
             writeln!(s, "    covariance term 2ψ_α(τ̃)   {} per draw  (τ̃ = {})", num6(c.covariance_term), num6(c.tau));
         let _ = writeln!(s, "    mean term                 {} per draw", num6(c.mean_term));
     }
-    let _ = writeln!(s, "  order α       {}   (admissible: 1 < α < {})", num6(r.alpha), num6(r.alpha_max));
+    let _ = writeln!(s, "  order α       {}   (admissible: 1 < α < {})", order(r.alpha), order(r.alpha_max));
     let _ = writeln!(s, "  RDP of all draws            {}", num6(r.rdp));
     let conv = match r.conversion {
         gpdp::Conversion::Paper => "paper (Mironov 2017)",
@@ -76,8 +82,16 @@ pub fn report_text(r: &PrivacyReport) -> String {
     if r.delta >= 1.0 {
         let _ = writeln!(s, "  note          δ = 1: no order α > 1 is admissible; the statement is vacuous");
     }
-    let _ = write!(s, "⇒ ({}, {:e})-differentially private", num6(r.epsilon), r.delta);
+    let delta = if r.delta >= 1e-3 { format!("{}", r.delta) } else { format!("{:e}", r.delta) };
+    let _ = write!(s, "⇒ ({}, {delta})-differentially private", num6(r.epsilon));
     s
+}
+
+/// An order α: six decimals, or `1 + (α − 1)` when α is within 10⁻⁴ of 1
+/// (six decimals would print an admissible α_max as "1.000000").
+fn order(alpha: f64) -> String {
+    let am1 = alpha - 1.0;
+    if am1 > 0.0 && am1 < 1e-4 { format!("1 + {am1:.3e}") } else { num6(alpha) }
 }
 
 /// Six decimals, or scientific notation for magnitudes ≥ 10⁶.

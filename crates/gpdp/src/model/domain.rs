@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, fmt_value};
 use crate::model::points::Points;
 
 /// A bounded covariate domain.
@@ -39,16 +39,36 @@ pub enum Domain {
     Points(Points),
 }
 
+/// The largest coordinate magnitude a domain may have: beyond it, squared
+/// distances between its points (and so the diameter, κ and the Gram
+/// matrix) would overflow. Rescale the covariates (e.g. to km) instead.
+pub const MAX_COORDINATE: f64 = 1e150;
+
+fn check_magnitude(what: &str, v: f64) -> Result<()> {
+    if v.abs() <= MAX_COORDINATE {
+        Ok(())
+    } else {
+        Err(Error::Domain(format!(
+            "{what} ({}) exceeds 1e150 in magnitude: squared distances would overflow; rescale the covariates",
+            fmt_value(v)
+        )))
+    }
+}
+
 impl Domain {
-    /// The closed interval [lo, hi]; requires finite lo < hi.
+    /// The closed interval [lo, hi]; requires finite lo < hi, both at most
+    /// [`MAX_COORDINATE`] in magnitude.
     pub fn interval(lo: f64, hi: f64) -> Result<Self> {
         if !(lo.is_finite() && hi.is_finite()) || lo >= hi {
             return Err(Error::Domain(format!("interval bounds ({lo}, {hi}) must be finite with lower < upper")));
         }
+        check_magnitude("interval bound", lo)?;
+        check_magnitude("interval bound", hi)?;
         Ok(Domain::Interval { lo, hi })
     }
 
-    /// The closed box with corners `lo` and `hi`; requires finite lo_j < hi_j.
+    /// The closed box with corners `lo` and `hi`; requires finite lo_j < hi_j,
+    /// all at most [`MAX_COORDINATE`] in magnitude.
     pub fn cuboid(lo: Vec<f64>, hi: Vec<f64>) -> Result<Self> {
         if lo.is_empty() || lo.len() != hi.len() {
             return Err(Error::Domain(format!(
@@ -64,17 +84,23 @@ impl Domain {
                     j + 1
                 )));
             }
+            check_magnitude(&format!("box side {} bound", j + 1), *a)?;
+            check_magnitude(&format!("box side {} bound", j + 1), *b)?;
         }
         Ok(Domain::Box { lo, hi })
     }
 
-    /// The closed ball; requires a finite centre and a finite radius > 0.
+    /// The closed ball; requires a finite centre and a finite radius > 0, the
+    /// ball within [`MAX_COORDINATE`] of the origin on every axis.
     pub fn ball(centre: Vec<f64>, radius: f64) -> Result<Self> {
         if centre.is_empty() || centre.iter().any(|c| !c.is_finite()) {
             return Err(Error::Domain("ball centre must have at least one coordinate, all finite".into()));
         }
         if !(radius.is_finite() && radius > 0.0) {
             return Err(Error::Domain(format!("ball radius ({radius}) must be finite and > 0")));
+        }
+        for c in &centre {
+            check_magnitude("ball centre coordinate ± radius", c.abs() + radius)?;
         }
         Ok(Domain::Ball { centre, radius })
     }
@@ -86,6 +112,9 @@ impl Domain {
         }
         if let Some(i) = (0..points.len()).find(|&i| points.row(i).iter().any(|v| !v.is_finite())) {
             return Err(Error::Domain(format!("domain point {} is not finite", i + 1)));
+        }
+        for v in points.as_slice() {
+            check_magnitude("domain point coordinate", *v)?;
         }
         Ok(Domain::Points(points))
     }
@@ -273,9 +302,27 @@ mod tests {
             "square:0,1",
             "0,1",
             "interval:NaN,1",
+            // Found by fuzzing: a diameter that overflows (here ∞ for a box).
+            "box:11,3e166",
+            "interval:-1e308,1e308",
+            "ball:0,1e308",
+            "ball:1e150,1e140",
         ] {
             let e = bad.parse::<Domain>().unwrap_err();
             assert!(matches!(e, Error::Domain(_)), "{bad}: {e}");
         }
+        let e = "box:0,1,0,1e151".parse::<Domain>().unwrap_err().to_string();
+        assert!(e.contains("box side 2 bound (1e151) exceeds 1e150"), "{e}");
+    }
+
+    #[test]
+    fn the_largest_domains_have_finite_diameters() {
+        let d = 1000;
+        let spec = format!("box:{}", vec!["-1e150,1e150"; d].join(","));
+        let big: Domain = spec.parse().unwrap();
+        let want = 2e150 * (d as f64).sqrt();
+        assert!((big.diameter() - want).abs() <= 1e-12 * want, "{}", big.diameter());
+        assert_eq!("ball:0,0,1e150".parse::<Domain>().unwrap().diameter(), 2e150);
+        assert_eq!("interval:-1e150,1e150".parse::<Domain>().unwrap().diameter(), 2e150);
     }
 }

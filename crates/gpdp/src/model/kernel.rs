@@ -135,6 +135,13 @@ impl Kernel {
     #[inline]
     pub fn profile(&self, d: f64) -> f64 {
         let l = self.lengthscale;
+        // Beyond a scaled distance of 746, e^(−a) underflows to 0 in double
+        // precision, so every profile here is 0 as computed; returning it
+        // directly keeps the Matérn forms from giving ∞·0 = NaN when a (or
+        // a²) overflows.
+        if d / l > 746.0 && self.kind.has_lengthscale() {
+            return 0.0;
+        }
         match self.kind {
             KernelKind::Exponential => (-d / l).exp(),
             KernelKind::Matern32 => {
@@ -270,6 +277,23 @@ mod tests {
             assert_eq!(k(kind, 1.0).eval(&[0.3, 0.1], &[0.3, 0.1]).unwrap(), 1.0);
             assert!(k(kind, 1.0).eval(&[0.3, 0.1], &[0.3]).is_err(), "mismatched dimensions are an error");
         }
+    }
+
+    #[test]
+    fn profiles_vanish_at_infinite_scaled_distance() {
+        for kind in
+            [KernelKind::Exponential, KernelKind::Matern32, KernelKind::Matern52, KernelKind::SquaredExponential]
+        {
+            let kernel = Kernel::new(kind, 1e-300).unwrap();
+            for d in [1e10, f64::INFINITY] {
+                assert_eq!(kernel.profile(d), 0.0, "{kind} at d = {d}");
+            }
+            assert_eq!(k(kind, 1.0).profile(f64::INFINITY), 0.0, "{kind}");
+            // Large but finite: the closed forms underflow to 0, never NaN.
+            assert_eq!(k(kind, 1.0).profile(1e300), 0.0, "{kind}");
+        }
+        assert_eq!(k(KernelKind::Constant, 1.0).profile(f64::INFINITY), 1.0);
+        assert_eq!(k(KernelKind::Diagonal, 1.0).profile(f64::INFINITY), 0.0);
     }
 
     #[test]
