@@ -101,7 +101,7 @@ pub fn print_report(report: &PrivacyReport, json: bool) -> Result<()> {
 
 fn run_batch(a: &AccountArgs, path: &Path) -> Result<()> {
     if let Some(out) = &a.out {
-        check_out_file(out, a.force)?;
+        check_out_file("--out", out, a.force)?;
     }
     let name = path.display().to_string();
     let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
@@ -164,7 +164,7 @@ fn run_batch(a: &AccountArgs, path: &Path) -> Result<()> {
         w.flush()?;
     }
     match &a.out {
-        Some(p) => write_atomically(p, &buf)?,
+        Some(p) => write_atomically(p, &buf, a.force)?,
         None => std::io::stdout().lock().write_all(&buf)?,
     }
     Ok(())

@@ -121,7 +121,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
             w.write_record([x[0].to_string(), x[1].to_string(), y.to_string()])?;
         }
         w.flush()?;
-        write_operator_log(&private.join("operator-log.json"), "demo", "synthetic sensors", &published, &rel)?;
+        write_operator_log(&private.join("operator-log.json"), "demo", "synthetic sensors", &published, &rel, false)?;
 
         // Side-by-side: truth | non-private posterior probability | private path.
         let pts = query.points();

@@ -94,12 +94,12 @@ pub fn cells_csv(h: &Hexbin) -> Result<Vec<u8>> {
 }
 
 pub fn run(a: HexbinArgs) -> Result<()> {
-    check_out_file(&a.out, a.force)?;
+    check_out_file("--out", &a.out, a.force)?;
     let bbox = a.bbox.as_deref().map(parse_box).transpose()?;
     let points = read_points(&a.data, [&a.x, &a.y, &a.value])?;
     let spec = HexbinSpec { size: a.size, min_count: a.min_count, bbox, layout: a.layout };
     let h = hexbin(&points, &spec)?;
-    write_atomically(&a.out, &cells_csv(&h)?)?;
+    write_atomically(&a.out, &cells_csv(&h)?, a.force)?;
     let g = &h.grid;
     println!(
         "binned {} point(s) into {} cell(s) with ≥ {} point(s) ({} layout, {} columns × {} rows, sx = {}, sy = {}); {} outside the box; {} cell(s) ({} point(s)) below the min count; wrote {}",

@@ -57,7 +57,7 @@ pub fn run(a: PosteriorArgs) -> Result<()> {
         bail!("scale σ ({}) must be a finite number > 0", a.scale);
     }
     if let Some(out) = &a.out {
-        check_out_file(out, a.force)?;
+        check_out_file("--out", out, a.force)?;
     }
     let kernel = Kernel::new(a.kernel, a.lengthscale)?;
     let (names, data) = read_dataset(&a.data)?;
@@ -85,7 +85,7 @@ pub fn run(a: PosteriorArgs) -> Result<()> {
         w.flush()?;
     }
     match &a.out {
-        Some(p) => write_atomically(p, &buf)?,
+        Some(p) => write_atomically(p, &buf, a.force)?,
         None => std::io::stdout().lock().write_all(&buf)?,
     }
     Ok(())

@@ -17,7 +17,7 @@ use gpdp::{
 use serde_json::json;
 
 use crate::args::{ReleaseArgs, parse_f64, require};
-use crate::output::files::{check_log_outside, check_out_dir, write_atomically, write_dir_atomically};
+use crate::output::files::{check_log_outside, check_out_dir, check_out_file, write_atomically, write_dir_atomically};
 use crate::output::release::write_release;
 
 /// Arguments of `gpdp release`.
@@ -218,7 +218,15 @@ pub fn report_diagnostics(d: &Diagnostics, rel: &PrivateRelease, bound: f64) {
 }
 
 /// The operator log: what the published folder must not contain.
-pub fn write_operator_log(path: &Path, command: &str, data: &str, out: &Path, rel: &PrivateRelease) -> Result<()> {
+/// An existing log is replaced only with `force` (checked before the run).
+pub fn write_operator_log(
+    path: &Path,
+    command: &str,
+    data: &str,
+    out: &Path,
+    rel: &PrivateRelease,
+    force: bool,
+) -> Result<()> {
     let log = json!({
         "note": "PRIVATE operator log: facts about the private data that the guarantee does not cover. Do not publish.",
         "gpdp_version": env!("CARGO_PKG_VERSION"),
@@ -231,7 +239,7 @@ pub fn write_operator_log(path: &Path, command: &str, data: &str, out: &Path, re
         "sampler": {"method": rel.report.sampler.plan.method, "reason": rel.report.sampler.plan.reason},
         "diagnostics": rel.diagnostics,
     });
-    write_atomically(path, &serde_json::to_vec_pretty(&log)?)
+    write_atomically(path, &serde_json::to_vec_pretty(&log)?, force)
 }
 
 pub fn run(a: ReleaseCmdArgs) -> Result<()> {
@@ -241,6 +249,7 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
     check_out_dir(out, a.force)?;
     if let Some(log) = &a.log {
         check_log_outside(log, out)?;
+        check_out_file("--log", log, a.force)?;
     }
     let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset(data_path)?;
     let mechanism = a.mechanism(data.len())?;
@@ -258,7 +267,7 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
     let outputs = write_dir_atomically(out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;
     report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
     if let Some(log) = &a.log {
-        write_operator_log(log, "release", &name, out, &rel)?;
+        write_operator_log(log, "release", &name, out, &rel, a.force)?;
     }
     if a.json {
         let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json"))?)?;

@@ -166,32 +166,43 @@ fn parent_and_name(path: &Path) -> Result<(PathBuf, String)> {
     }
 }
 
-/// Writes `bytes` to `path` via a temporary file in the same directory and a
-/// rename, so a failure (a full disk, a signal) never leaves a partial file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Writes `bytes` to `path` via a temporary file in the same directory, so a
+/// failure (a full disk, a signal) never leaves a partial file. Without
+/// `force` the file appears by a hard link, which fails if `path` exists —
+/// also when another run created it after [`check_out_file`] — so nothing
+/// is ever replaced unasked; with `force`, by a rename (replacing it).
+pub fn write_atomically(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
     let (dir, name) = parent_and_name(path)?;
     remove_stale(&dir, &name);
     let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
     register(&tmp);
-    let result =
-        std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", path.display())).and_then(|()| {
+    let result = std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", path.display())).and_then(|()| {
+        if force {
             std::fs::rename(&tmp, path).with_context(|| format!("cannot move the output into {}", path.display()))
-        });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+        } else {
+            match std::fs::hard_link(&tmp, path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
+                    "--out {} appeared while this run was computing (another run?); nothing replaced — choose another file or pass --force",
+                    path.display()
+                ),
+                Err(e) => Err(e).with_context(|| format!("cannot create {}", path.display())),
+            }
+        }
+    });
+    let _ = std::fs::remove_file(&tmp);
     unregister(&tmp);
     result
 }
 
-/// Refuses an existing output file `out`, unless `force` (checked before any
-/// work is done).
-pub fn check_out_file(out: &Path, force: bool) -> Result<()> {
+/// Refuses an existing output file `out` (given by `flag`), unless `force`
+/// (checked before any work is done).
+pub fn check_out_file(flag: &str, out: &Path, force: bool) -> Result<()> {
     if out.is_dir() {
-        bail!("--out {} is a directory; give a file name", out.display());
+        bail!("{flag} {} is a directory; give a file name", out.display());
     }
     if out.exists() && !force {
-        bail!("--out {} exists; choose another file or pass --force to replace it", out.display());
+        bail!("{flag} {} exists; choose another file or pass --force to replace it", out.display());
     }
     Ok(())
 }
@@ -325,6 +336,20 @@ mod tests {
         // A dead process's lock is taken over.
         std::fs::write(t.path().join(".dead.lock"), dead.to_string()).unwrap();
         write_dir_atomically(&t.path().join("dead"), false, |_| Ok(())).unwrap();
+    }
+
+    #[test]
+    fn a_file_is_replaced_only_with_force() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("o.csv");
+        write_atomically(&p, b"first", false).unwrap();
+        let e = write_atomically(&p, b"second", false).unwrap_err().to_string();
+        assert!(e.contains("appeared while this run was computing"), "{e}");
+        assert_eq!(std::fs::read(&p).unwrap(), b"first");
+        write_atomically(&p, b"third", true).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"third");
+        let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["o.csv"], "no temporary file is left");
     }
 
     #[test]

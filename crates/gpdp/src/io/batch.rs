@@ -111,13 +111,7 @@ fn input(message: String) -> Error {
 /// Parses a batch CSV called `name` (for messages). `keep` are the
 /// pass-through columns (copied, not interpreted).
 pub fn read_batch(name: &str, bytes: &[u8], defaults: &BatchDefaults, keep: &[String]) -> Result<Batch> {
-    let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(bytes);
-    let headers: Vec<String> = rdr
-        .headers()
-        .map_err(|e| input(format!("{name}: cannot read the header: {e}")))?
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
+    let (mut rdr, headers) = super::table::open_csv(name, bytes)?;
     let mut col: HashMap<&str, usize> = HashMap::new();
     for (i, h) in headers.iter().enumerate() {
         if col.insert(h.as_str(), i).is_some() {

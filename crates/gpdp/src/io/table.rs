@@ -53,8 +53,10 @@ pub fn read_table(path: &Path, need_y: bool) -> Result<Table> {
     read_table_bytes(&path.display().to_string(), &bytes, need_y)
 }
 
-/// [`read_table`] on the bytes of a file called `name` (for errors).
-pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table> {
+/// A CSV reader over `bytes` (cells trimmed, records of any length, so
+/// that a short row is reported by the caller with its line) and the
+/// header, as read; `name` is the file's name for errors.
+pub(crate) fn open_csv<'a>(name: &str, bytes: &'a [u8]) -> Result<(csv::Reader<&'a [u8]>, Vec<String>)> {
     let mut rdr = csv::ReaderBuilder::new().flexible(true).trim(csv::Trim::All).from_reader(bytes);
     let headers: Vec<String> = rdr
         .headers()
@@ -62,6 +64,12 @@ pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table>
         .iter()
         .map(|h| h.to_string())
         .collect();
+    Ok((rdr, headers))
+}
+
+/// [`read_table`] on the bytes of a file called `name` (for errors).
+pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table> {
+    let (mut rdr, headers) = open_csv(name, bytes)?;
     if headers.iter().all(|h| h.is_empty()) {
         return Err(input(format!("{name}: the file is empty (expected a header with x or x1..xd and y)")));
     }
