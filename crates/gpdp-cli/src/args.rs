@@ -2,7 +2,8 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use gpdp::{Conversion, Domain, Draws, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
+use gpdp::privacy::SensitivityConstants;
+use gpdp::{BoundChoice, Conversion, Domain, Draws, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
 
 /// Parses a finite float: NaN and ±∞ are refused (a NaN would pass every
 /// `>` check unnoticed; an infinite bound or budget is never meant).
@@ -64,9 +65,11 @@ pub struct ReleaseArgs {
     #[arg(long = "response-bound", value_name = "M_Y", value_parser = parse_f64)]
     pub response_bound: Option<f64>,
 
-    /// Which bound on the mean sensitivity Δ_n: auto (tightest valid among
-    /// B.1, B.4, B.5, B.7), generic (B.1), exponential-1d (B.7),
-    /// constant (B.4), diagonal (B.5), rkhs (B.8, needs --rkhs-norm).
+    /// Which bound on the mean sensitivity Δ_n: auto (the smallest valid
+    /// one), generic (B.1; with --bound tight the smallest of B.1, coupled
+    /// and operator), exponential-1d (B.7), constant (B.4), diagonal (B.5),
+    /// rkhs (B.8, needs --rkhs-norm and, in a release, --assume-rkhs-responses;
+    /// half the paper's constant with --bound tight).
     #[arg(long, value_name = "LEMMA")]
     pub sensitivity: Option<SensitivityChoice>,
 
@@ -79,6 +82,40 @@ pub struct ReleaseArgs {
     /// Balle et al. 2020; tighter) or paper (Mironov 2017, as in the paper).
     #[arg(long, value_name = "CONV")]
     pub conversion: Option<Conversion>,
+
+    /// Which proven bound: tight (default; the signed covariance term, the
+    /// generic sensitivity min(B.1, coupled, operator), B.8 with half the
+    /// constant, the bounded-mean refinement for the 1-D exponential kernel —
+    /// docs/proofs/tight-accountant.md) or paper (Theorem 3.1 / Prop. 2 with
+    /// the paper's lemmas, as the paper states them).
+    #[arg(long, value_name = "BOUND")]
+    pub bound: Option<BoundChoice>,
+}
+
+/// The bound of a study: `--bound`, else tight — or paper with the published
+/// constants, which are the paper's bound with Δ̂/√2 (`--bound tight` with
+/// them is refused).
+pub fn study_bound(flag: Option<BoundChoice>, constants: SensitivityConstants) -> Result<BoundChoice> {
+    match (flag, constants) {
+        (Some(BoundChoice::Tight), SensitivityConstants::Published) => bail!(
+            "--sensitivity-constants published reproduces the paper's tables, which use the paper's bound: give --bound paper (the default with published constants) or use the proven constants"
+        ),
+        (Some(b), _) => Ok(b),
+        (None, SensitivityConstants::Published) => Ok(BoundChoice::Paper),
+        (None, SensitivityConstants::Proven) => Ok(BoundChoice::Tight),
+    }
+}
+
+/// What a study's accountant was, in words, for its summaries; `lemma` is
+/// the paper's lemma for the study (B.7 in 1-D, B.1 in 2-D).
+pub fn accountant_words(bound: BoundChoice, constants: SensitivityConstants, lemma: &str) -> String {
+    match (constants.label(), bound) {
+        (Some(label), _) => {
+            format!("published constants (the paper's bound with the Lemma {lemma} bound divided by √2) — this {label}")
+        }
+        (None, BoundChoice::Paper) => format!("the paper's bound (Theorem 3.1 with Lemma {lemma}), proven constants"),
+        (None, BoundChoice::Tight) => "the tight bound (signed covariance term, the smallest valid sensitivity bound; docs/proofs/tight-accountant.md)".to_string(),
+    }
 }
 
 /// Refuses with every missing flag at once (one line).
@@ -135,6 +172,7 @@ impl ReleaseArgs {
         params.response_bound = self.response_bound.unwrap_or(1.0);
         params.sensitivity = self.sensitivity.unwrap_or_default();
         params.rkhs_norm = self.rkhs_norm;
+        params.bound = self.bound.unwrap_or_default();
         if params.rkhs_norm.is_some() && params.sensitivity == SensitivityChoice::Auto {
             bail!(
                 "--rkhs-norm is only used with --sensitivity rkhs (Lemma B.8 assumes noiseless responses y = f*(x); choose it explicitly)"

@@ -122,9 +122,25 @@ fn mia_bad_input_is_one_line() {
 fn figure_bounds_writes_png_and_csv() {
     let t = tempfile::tempdir().unwrap();
     let out = t.path().join("fig1");
-    let o = gpdp().args(["figure", "bounds", "--resolution", "25", "--out", out.to_str().unwrap()]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let csv = std::fs::read_to_string(out.join("bounds.csv")).unwrap();
+    let run = |bound: &str, dir: &std::path::Path| {
+        let o = gpdp()
+            .args(["figure", "bounds", "--resolution", "25", "--bound", bound, "--out", dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(dir.join("bounds.csv")).unwrap()
+    };
+    let csv = run("paper", &out);
+    // The tight bound (the default) is below the paper's everywhere.
+    let tight = run("tight", &t.path().join("fig1-tight"));
+    for (p, t) in csv.lines().skip(1).zip(tight.lines().skip(1)) {
+        let p: Vec<f64> = p.split(',').map(|v| v.parse().unwrap()).collect();
+        let t: Vec<f64> = t.split(',').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(&p[..2], &t[..2]);
+        for col in 2..5 {
+            assert!(t[col] <= p[col] * (1.0 + 1e-12), "col {col}: tight {} > paper {}", t[col], p[col]);
+        }
+    }
     assert_eq!(csv.lines().count(), 1 + 25 * 25);
     assert!(out.join("bounds.png").exists());
     // Spot check rows against the paper's closed forms (Prop. 3 with κ² = 0.1,

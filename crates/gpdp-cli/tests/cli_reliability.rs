@@ -159,12 +159,13 @@ fn item_01_batch_mode_is_explicit_and_computed_columns_are_kept() {
         b"kernel,lengthscale,domain,n,ridge,scale,epsilon,delta\nexponential,1,\"interval:0,1\",10,1,5,0.1,1e-5\n",
     );
     fails(&["account", "--batch", &both], &["b.csv", "epsilon", "delta"]);
-    // The example with the δ in a column: ε = 13.71, and the input δ
-    // column is echoed while the computed δ gets its own column.
+    // The example with the δ in a column: ε = 13.71 with the paper's
+    // bound (the value), and the input δ column is echoed while the
+    // computed δ gets its own column.
     let delta_col = write(
         t.path(),
         "d.csv",
-        b"kernel,lengthscale,domain,n,ridge,scale,delta\nexponential,1,\"interval:0,1\",10,1,5,1e-5\n",
+        b"kernel,lengthscale,domain,n,ridge,scale,delta,bound\nexponential,1,\"interval:0,1\",10,1,5,1e-5,paper\n",
     );
     let out = ok(&["account", "--batch", &delta_col]);
     let mut rdr = csv::Reader::from_reader(out.as_bytes());
@@ -178,8 +179,11 @@ fn item_01_batch_mode_is_explicit_and_computed_columns_are_kept() {
     // The same with the flag instead of the column: the same ε.
     let flag =
         write(t.path(), "f.csv", b"kernel,lengthscale,domain,n,ridge,scale\nexponential,1,\"interval:0,1\",10,1,5\n");
-    let out = ok(&["account", "--batch", &flag, "--delta", "1e-5"]);
+    let out = ok(&["account", "--batch", &flag, "--delta", "1e-5", "--bound", "paper"]);
     assert!(out.contains(",13.70834644"), "{out}");
+    // The default tight bound is smaller (13.21).
+    let out = ok(&["account", "--batch", &flag, "--delta", "1e-5"]);
+    assert!(out.contains(",13.2100572"), "{out}");
 }
 
 // ---------------------------------------------------------------- item 2

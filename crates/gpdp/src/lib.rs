@@ -135,8 +135,8 @@ pub use model::{
 };
 pub use posterior::Posterior;
 pub use privacy::{
-    Accountant, Calibration, Conversion, Lemma, PrivacyReport, Release, ReleaseParams, SensitivityChoice, Solve,
-    Target, calibrate,
+    Accountant, BoundChoice, Calibration, Conversion, Lemma, PrivacyReport, Release, ReleaseParams, SensitivityChoice,
+    Solve, Target, calibrate,
 };
 pub use rng::ReleaseRng;
 pub use sampling::auto::{SamplerPlan, SamplerPolicy, SamplerSummary};

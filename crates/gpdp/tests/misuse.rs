@@ -104,7 +104,7 @@ fn a_lemma_b8_release_states_its_assumption_and_refuses_clipped_data() {
     p.assume_rkhs_responses = true;
     let m = p.check().unwrap();
     let r = m.release(&six(), &grid(), &mut ReleaseRng::seeded(5)).unwrap();
-    assert_eq!(r.report.privacy.components[0].sensitivity_source, gpdp::Lemma::B8);
+    assert_eq!(r.report.privacy.components[0].sensitivity_source, gpdp::Lemma::B8Tight);
     assert!(r.report.assumptions[0].contains("noiseless value y = f*(x)"));
     // Responses that need clipping contradict the assumption.
     let clipped = data(&[0.05, 0.2, 0.21, 0.5, 0.77, 0.9], &[0.4, -0.9, -0.7, 1.5, 0.3, -0.2]);

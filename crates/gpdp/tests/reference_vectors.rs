@@ -1,7 +1,9 @@
 //! The accountant against 40 reference values from an independent
-//! implementation (tests/data/accountant-vectors.csv).
+//! implementation (tests/data/accountant-vectors.csv) and against the
+//! authors' code — both of the paper's bound (`BoundChoice::Paper`); and the
+//! tight bound never above it.
 
-use gpdp::{Conversion, Kernel, KernelKind, ReleaseParams};
+use gpdp::{BoundChoice, Conversion, Kernel, KernelKind, ReleaseParams};
 
 #[test]
 fn matches_independent_implementation() {
@@ -22,9 +24,15 @@ fn matches_independent_implementation() {
             scale,
         );
         p.gp_noise = f("gp_noise");
+        p.bound = BoundChoice::Paper;
         let conv: Conversion = r["conversion"].parse().unwrap();
         let release = p.check().unwrap();
-        let rep = release.epsilon(gpdp::Draws::new(f("draws") as u64).unwrap(), f("delta"), conv).unwrap();
+        let draws = gpdp::Draws::new(f("draws") as u64).unwrap();
+        let rep = release.epsilon(draws, f("delta"), conv).unwrap();
+        // The tight bound (the default) is never larger.
+        p.bound = BoundChoice::Tight;
+        let tight = p.check().unwrap().epsilon(draws, f("delta"), conv).unwrap();
+        assert!(tight.epsilon <= rep.epsilon * (1.0 + 1e-12), "tight {} > paper {}", tight.epsilon, rep.epsilon);
         let c = &rep.components[0];
         let ctx = format!("{r:?}");
         assert_eq!(c.sensitivity_source.label(), r["sensitivity_source"], "{ctx}");
@@ -61,7 +69,9 @@ fn matches_authors_code_with_proven_constants() {
         ("box:0,1,0,1", 1000, 0.1, 1.0, 1, 1e-5, 479430146.98694986),
     ];
     for (dom, n, r, s, l, delta, want) in cases {
-        let rel = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), dom.parse().unwrap(), n, r, s).check().unwrap();
+        let mut p = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), dom.parse().unwrap(), n, r, s);
+        p.bound = BoundChoice::Paper;
+        let rel = p.check().unwrap();
         let e = rel.epsilon(gpdp::Draws::new(l).unwrap(), delta, Conversion::Paper).unwrap().epsilon;
         assert!((e - want).abs() / want < 1e-9, "{dom} n={n}: {e} vs {want}");
         assert!(rel.epsilon(gpdp::Draws::new(l).unwrap(), delta, Conversion::Improved).unwrap().epsilon < e);

@@ -42,7 +42,7 @@ pub struct AccountArgs {
     /// Evaluate every row of a CSV of parameter sets (columns named like the
     /// long flags with `_` for `-`: kernel, lengthscale, domain, n, ridge,
     /// scale, gp_noise, draws, delta or epsilon, response_bound,
-    /// sensitivity, rkhs_norm, conversion; any other column is refused unless
+    /// sensitivity, rkhs_norm, conversion, bound; any other column is refused unless
     /// named in --keep). Missing columns and empty cells take the flag
     /// values; a delta column asks for ε, an epsilon column for δ (not both,
     /// and not against the opposite flag). Output: the input columns plus
@@ -121,6 +121,7 @@ fn run_batch(a: &AccountArgs, path: &Path) -> Result<()> {
         sensitivity: f.sensitivity,
         rkhs_norm: f.rkhs_norm,
         conversion: f.conversion,
+        bound: f.bound,
     };
     let batch = read_batch(&name, &bytes, &defaults, &a.keep)?;
     gpdp::resources::check_memory(

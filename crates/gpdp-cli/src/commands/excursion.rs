@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use gpdp::BoundChoice;
 use gpdp::privacy::Conversion;
 use gpdp::privacy::{PUBLISHED_LABEL, SensitivityConstants};
 use gpdp_experiments::excursion::pairs1d::TargetRejection;
@@ -16,7 +17,7 @@ use gpdp_experiments::excursion::summary1d::{
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::args::parse_f64;
+use crate::args::{accountant_words, parse_f64, study_bound};
 use crate::output::files::write_dir_atomically;
 
 /// Excursion-set utility studies.
@@ -91,6 +92,13 @@ pub struct Excursion1dArgs {
     /// published tables; NOT a proven guarantee).
     #[arg(long = "sensitivity-constants", value_name = "proven|published", default_value = "proven")]
     pub sensitivity_constants: SensitivityConstants,
+    /// The accountant's proven bound: `tight` (the default; signed
+    /// covariance term, the smallest valid sensitivity bound —
+    /// docs/proofs/tight-accountant.md) or `paper` (Theorem 3.1 with the
+    /// paper's lemma, as the paper's tables). The published constants belong
+    /// to the paper's bound: with them the default is `paper`.
+    #[arg(long, value_name = "tight|paper")]
+    pub bound: Option<BoundChoice>,
     /// Mesh points m on [0, 1] (0 and 1 included; trapezoid weights).
     #[arg(long = "mesh-points", default_value = "800")]
     pub mesh_points: usize,
@@ -231,6 +239,7 @@ fn configs(a: &Excursion1dArgs) -> Result<Vec<Study1dConfig>> {
                 delta: a.delta,
                 conversion: a.conversion,
                 constants: a.sensitivity_constants,
+                bound: study_bound(a.bound, a.sensitivity_constants)?,
                 search: search.clone(),
                 private_rounds: a.private_rounds,
                 cutoff_points: a.cutoff_points,
@@ -502,13 +511,14 @@ fn write_summary_md(dir: &Path, results: &[Study1dResult], a: &Excursion1dArgs) 
     let summaries: Vec<Summary1d> = results.iter().map(|r| r.summary.clone()).collect();
     let with_n = summaries.windows(2).any(|w| w[0].n != w[1].n);
     let mut md = String::from("# 1-D excursion-set study (the paper's §5, App. D)\n\n");
-    if let Some(l) = a.sensitivity_constants.label() {
+    let bound = study_bound(a.bound, a.sensitivity_constants)?;
+    if a.sensitivity_constants.label().is_some() {
         md += &format!(
-            "**Sensitivity constants: published (Lemma B.7 bound divided by √2) — this {l}.** \
-             Every ε below is smaller than the proven bound.\n\n"
+            "**Accountant: {}.** Every ε below is smaller than the proven bound.\n\n",
+            accountant_words(bound, a.sensitivity_constants, "B.7")
         );
     } else {
-        md += "Sensitivity constants: proven (Lemma B.7, Δ̂ = 4·M_Y·√Φ_n).\n\n";
+        md += &format!("Accountant: {}.\n\n", accountant_words(bound, a.sensitivity_constants, "B.7"));
     }
     md += &format!(
         "Median [interquartile range] over {} (D, f*) pairs; n = |D|; δ = {}, L = {}, ε₀ = {} (feasible: ε < ε₀), \
@@ -596,7 +606,9 @@ fn write_json(dir: &Path, results: &[Study1dResult], a: &Excursion1dArgs) -> Res
         "study": "excursion 1d (the paper's §5, App. D)",
         "hyperparameter_selection": "chosen on synthetic (D, f*) pairs, as the paper's protocol requires (§6)",
         "sensitivity_constants": a.sensitivity_constants.name(),
-        "label": a.sensitivity_constants.label().unwrap_or("proven constants (Lemma B.7)"),
+        "label": a.sensitivity_constants.label().unwrap_or("proven constants"),
+        "bound": study_bound(a.bound, a.sensitivity_constants)?.name(),
+        "accountant": accountant_words(study_bound(a.bound, a.sensitivity_constants)?, a.sensitivity_constants, "B.7"),
         "not_a_proven_guarantee": a.sensitivity_constants.label() == Some(PUBLISHED_LABEL),
         "settings": {
             "pairs": a.pairs,

@@ -15,9 +15,10 @@ use gpdp_experiments::excursion::study2d::{
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::args::parse_f64;
+use crate::args::{accountant_words, parse_f64, study_bound};
 use crate::output::files::write_dir_atomically;
 use crate::output::plot::{Contour, HeatPanel, Palette, RGBColor, heatmap_figure};
+use gpdp::BoundChoice;
 use gpdp::postprocess::Grid2;
 
 /// The long help of `gpdp excursion 2d`.
@@ -69,6 +70,13 @@ pub struct Excursion2dArgs {
     /// `published` reproduces the published tables; it is NOT a proven guarantee.
     #[arg(long = "sensitivity-constants", default_value = "proven")]
     pub constants: SensitivityConstants,
+    /// The accountant's proven bound: `tight` (the default; signed
+    /// covariance term, the smallest valid sensitivity bound —
+    /// docs/proofs/tight-accountant.md) or `paper` (Theorem 3.1 with the
+    /// paper's lemma, as the paper's tables). The published constants belong
+    /// to the paper's bound: with them the default is `paper`.
+    #[arg(long, value_name = "tight|paper")]
+    pub bound: Option<BoundChoice>,
     /// Refinement rounds of the search.
     #[arg(long, default_value = "2")]
     pub rounds: usize,
@@ -120,6 +128,7 @@ fn config(a: &Excursion2dArgs, noise: f64) -> Result<Study2dConfig> {
     cfg.delta = a.delta.unwrap_or((a.n as f64).powf(-1.1));
     cfg.conversion = a.conversion;
     cfg.constants = a.constants;
+    cfg.bound = study_bound(a.bound, a.constants)?;
     cfg.spec.rounds = a.rounds;
     cfg.spec.top_k = a.top_k;
     cfg.plume.gamma = a.gamma;
@@ -191,7 +200,9 @@ fn write_study(dir: &Path, cfg: &Study2dConfig, r: &Study2dResult, s: &Summary2d
         "delta": cfg.delta,
         "epsilon_max": cfg.epsilon_max,
         "conversion": cfg.conversion.name(),
-        "sensitivity_constants": if published { format!("published ({LABEL_PUBLISHED})") } else { "proven (Lemma B.1)".to_string() },
+        "sensitivity_constants": if published { format!("published ({LABEL_PUBLISHED})") } else { "proven".to_string() },
+        "bound": cfg.bound.name(),
+        "accountant": accountant_words(cfg.bound, cfg.constants, "B.1"),
         "unconstrained": r.unconstrained.best,
         "private": r.private.best,
         "cutoff_C": r.cutoff,
@@ -245,11 +256,11 @@ fn write_summary(
     ])?;
     let mut md = String::new();
     md += &format!(
-        "# 2-D excursion study (Table 4)\n\nn = {}, ε₀ = {}, δ = n^−1.1, L = 1, {} conversion, sensitivity constants: **{}**; {} search worlds ({}×{} search grid) / {} validation / {} evaluation worlds, {}×{} evaluation grid, {} paths per world on a {}×{} grid smoothed by {} cells.\n\n",
+        "# 2-D excursion study (Table 4)\n\nn = {}, ε₀ = {}, δ = n^−1.1, L = 1, {} conversion, accountant: **{}**; {} search worlds ({}×{} search grid) / {} validation / {} evaluation worlds, {}×{} evaluation grid, {} paths per world on a {}×{} grid smoothed by {} cells.\n\n",
         a.n,
         a.epsilon_max,
         a.conversion,
-        if published { format!("published — {LABEL_PUBLISHED}") } else { "proven (Lemma B.1)".into() },
+        accountant_words(study_bound(a.bound, a.constants)?, a.constants, "B.1"),
         a.search_worlds,
         a.search_grid,
         a.search_grid,

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use gpdp::Draws;
 use gpdp::privacy::Conversion;
+use gpdp::{BoundChoice, Draws};
 use gpdp_experiments::mia::{
     Design, MeanSd, MiaConfig, MiaResult, Summary, SweepRow, SweepSpec, release_privacy, run_mia, sweep,
 };
@@ -67,6 +67,11 @@ pub struct MiaBase {
     /// RDP → (ε, δ) conversion.
     #[arg(long, default_value = "improved")]
     pub conversion: Conversion,
+    /// The accountant's proven bound for the printed ε: tight (signed
+    /// covariance term, smallest valid sensitivity bound, bounded mean —
+    /// docs/proofs/tight-accountant.md) or paper (Theorem 3.1 with Lemma B.7).
+    #[arg(long, value_name = "tight|paper", default_value = "tight")]
+    pub bound: BoundChoice,
 }
 
 impl MiaBase {
@@ -87,6 +92,7 @@ impl MiaBase {
             seed: self.seed,
             delta: self.delta,
             conversion: self.conversion,
+            bound: self.bound,
             ..MiaConfig::default()
         }
     }
@@ -240,8 +246,8 @@ fn print_single(res: &MiaResult) {
         c.repeats
     );
     println!(
-        "  guarantee of the release: ε = {:.4} at δ = {} ({} conversion, Lemma B.7)",
-        res.privacy.epsilon, res.privacy.delta, c.conversion
+        "  guarantee of the release: ε = {:.4} at δ = {} ({} conversion, {} bound, Δ̂ from {})",
+        res.privacy.epsilon, res.privacy.delta, c.conversion, c.bound, res.privacy.components[0].sensitivity_source
     );
     println!("                      {:>18} {:>18}", "release", "non-private");
     println!("  AUC                 {:>18} {:>18}", fmt_ms(&res.summary.auc), fmt_ms(&res.nonprivate_summary.auc));

@@ -20,7 +20,8 @@ use gpdp_experiments::realdata::response::ResponseTransform;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
-use crate::args::parse_f64;
+use crate::args::{accountant_words, parse_f64, study_bound};
+use gpdp::BoundChoice;
 use gpdp::postprocess::{Grid2, excursion_geojson, excursion_polygons};
 
 use super::hexbin::parse_box;
@@ -150,6 +151,13 @@ pub struct RealArgs {
     /// authors' code, Δ/√2: reproduces the published setting; NOT a proven guarantee).
     #[arg(long = "sensitivity-constants", value_name = "proven|published", default_value = "proven")]
     pub sensitivity_constants: SensitivityConstants,
+    /// The accountant's proven bound: `tight` (the default; signed
+    /// covariance term, the smallest valid sensitivity bound —
+    /// docs/proofs/tight-accountant.md) or `paper` (Theorem 3.1 with the
+    /// paper's lemma, as the paper's tables). The published constants belong
+    /// to the paper's bound: with them the default is `paper`.
+    #[arg(long, value_name = "tight|paper")]
+    pub bound: Option<BoundChoice>,
     /// Grid points per axis of the non-private p_D map.
     #[arg(long = "map-grid", default_value = "100")]
     pub map_grid: usize,
@@ -286,6 +294,7 @@ fn config(a: &RealArgs) -> Result<RealConfig> {
         delta: a.delta,
         conversion: a.conversion,
         constants: a.sensitivity_constants,
+        bound: study_bound(a.bound, a.sensitivity_constants)?,
         map_grid: a.map_grid,
         path_grid: a.path_grid,
         paths: a.paths,
@@ -440,7 +449,7 @@ fn write_outputs(
     let constants = if published {
         format!("published (Lemma B.1 / √2): {PUBLISHED_LABEL}")
     } else {
-        "proven (Lemma B.1)".to_string()
+        format!("proven; {}", accountant_words(cfg.bound, cfg.constants, "B.1"))
     };
     let (u, p) = (sel.unconstrained.best, sel.private.best);
     let private = maps.report.private;
@@ -467,9 +476,10 @@ fn write_outputs(
         "epsilon_proven_all_paths": num(maps.report.privacy.epsilon),
         "paths": cfg.paths,
         "accounting": format!(
-            "ε for n = {n} hexagons of the release year {yr} (n is treated as public), δ = {} ({}), exponential kernel on [0,1]², κ = exp(−√2/ℓ), Lemma B.1, M_Y = 1, one path. The authors' code used the selection year's n; this recomputes ε for the release year's n.",
+            "ε for n = {n} hexagons of the release year {yr} (n is treated as public), δ = {} ({}), exponential kernel on [0,1]², κ = exp(−√2/ℓ), M_Y = 1, one path, {}. The authors' code used the selection year's n; this recomputes ε for the release year's n.",
             sel.accounting.delta,
-            if cfg.delta.is_some() { "given" } else { "n^−1.1" }
+            if cfg.delta.is_some() { "given" } else { "n^−1.1" },
+            accountant_words(cfg.bound, cfg.constants, "B.1")
         ),
         "selection": {
             "rule": "θ minimises the mean validation BCE of p_D (p clipped to [1e-6, 1 − 1e-6]) from a GP fitted on the training half of the selection year's hexagons; C maximises the validation IoU of {p_D ≥ C} at θ* (ties: closest to 0.5, then smaller)",

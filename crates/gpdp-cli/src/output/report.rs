@@ -23,6 +23,9 @@ fn lemma_words(label: &str) -> &'static str {
         "B.5" => "purely diagonal kernel",
         "B.7" => "exponential kernel in 1-D",
         "B.8" => "noiseless RKHS responses",
+        "B.8-tight" => "noiseless RKHS responses, half the paper's constant",
+        "coupled" => "generic, coupled residual bound",
+        "operator" => "generic, rank-one operator bound",
         _ => "",
     }
 }
@@ -50,21 +53,37 @@ pub fn report_text(r: &PrivacyReport) -> String {
             fmt_value(c.ridge),
             fmt_value(c.gp_noise)
         );
+        let _ = writeln!(
+            s,
+            "  bound         {}",
+            match c.bound {
+                gpdp::BoundChoice::Tight => "tight (docs/proofs/tight-accountant.md)",
+                gpdp::BoundChoice::Paper => "paper (Theorem 3.1 / Prop. 2 and the paper's lemmas)",
+            }
+        );
         let _ = writeln!(s, "  V̂_n           {}   {}", num6(c.variance_bound), c.variance_bound_source);
         let _ = writeln!(
             s,
-            "  Δ̂_n           {}   Lemma {} ({}){}",
+            "  Δ̂_n           {}   {} ({}){}",
             num6(c.sensitivity),
-            c.sensitivity_source.label(),
+            match c.sensitivity_source.label() {
+                l if l.starts_with("B.") => format!("Lemma {l}"),
+                l => format!("the {l} bound"),
+            },
             lemma_words(c.sensitivity_source.label()),
             match c.sensitivity_constants.label() {
                 Some(l) => format!(" — published constants: {l}"),
                 None => String::new(),
             }
         );
-        let _ =
-            writeln!(s, "    covariance term 2ψ_α(τ̃)   {} per draw  (τ̃ = {})", num6(c.covariance_term), num6(c.tau));
-        let _ = writeln!(s, "    mean term                 {} per draw", num6(c.mean_term));
+        let _ = writeln!(
+            s,
+            "    covariance term           {} per draw  (τ̃ = {}; {})",
+            num6(c.covariance_term),
+            num6(c.tau),
+            c.covariance_term_source
+        );
+        let _ = writeln!(s, "    mean term                 {} per draw  ({})", num6(c.mean_term), c.mean_term_source);
     }
     let _ = writeln!(s, "  order α       {}   (admissible: 1 < α < {})", order(r.alpha), order(r.alpha_max));
     let _ = writeln!(s, "  RDP of all draws            {}", num6(r.rdp));

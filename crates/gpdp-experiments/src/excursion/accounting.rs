@@ -2,18 +2,19 @@
 //! App. D): every study describes its release to the core accountant
 //! (`gpdp::privacy`) and asks it; nothing here computes a bound.
 //!
-//! | study | kernel and domain | Δ̂_n |
-//! |---|---|---|
-//! | 1-D (Tables 1–3) | exp(−\|x − x'\|/ℓ) on [0, 1] | Lemma B.7 (forced, as the paper) |
-//! | 2-D (Table 4), real data (Fig. 4) | exp(−‖x − x'‖/ℓ) on [0, 1]² | Lemma B.1 |
+//! | study | kernel and domain | Δ̂_n, `--bound paper` | Δ̂_n, `--bound tight` (default) |
+//! |---|---|---|---|
+//! | 1-D (Tables 1–3) | exp(−\|x − x'\|/ℓ) on [0, 1] | Lemma B.7 (forced, as the paper) | the smallest valid (B.7, B.1, coupled, operator) |
+//! | 2-D (Table 4), real data (Fig. 4) | exp(−‖x − x'‖/ℓ) on [0, 1]² | Lemma B.1 | the smallest valid (B.1, coupled, operator) |
 //!
 //! with V̂_n by Proposition 3 (κ = k(diam Ω)), responses |y| ≤ M_Y = 1, L
-//! draws, δ and the conversion of the study. With
-//! [`SensitivityConstants::Published`] the accountant reproduces the
-//! authors' code (Δ̂/√2, not a proven guarantee). σ = 0 (the posterior-mean
-//! set) is never private: ε = ∞.
+//! draws, δ and the conversion of the study; the tight bound also uses the
+//! signed covariance term (and, in 1-D, the bounded-mean refinement). With
+//! [`SensitivityConstants::Published`] (which needs the paper's bound) the
+//! accountant reproduces the authors' code (Δ̂/√2, not a proven guarantee).
+//! σ = 0 (the posterior-mean set) is never private: ε = ∞.
 
-use gpdp::privacy::{Conversion, SensitivityConstants};
+use gpdp::privacy::{BoundChoice, Conversion, SensitivityConstants};
 use gpdp::{
     Domain, Draws, Kernel, Lemma, Mechanism, MechanismParams, OnUnbounded, PrivacyReport, ReleaseParams,
     SensitivityChoice,
@@ -47,17 +48,38 @@ pub struct StudyAccounting {
     pub conversion: Conversion,
     /// Proven, or the published tables' constants.
     pub constants: SensitivityConstants,
+    /// The proven bound (the published constants belong to `Paper`).
+    pub bound: BoundChoice,
 }
 
 impl StudyAccounting {
-    /// The release θ describes, as the core library checks it (M_Y = 1, η = 0).
+    /// Refuses the published constants with the tight bound: they are the
+    /// paper's bound with Δ̂/√2, and exist only for it.
+    pub fn check(&self) -> gpdp::Result<()> {
+        if self.constants == SensitivityConstants::Published && self.bound != BoundChoice::Paper {
+            return Err(gpdp::Error::InvalidParameter {
+                name: "bound",
+                value: self.bound.name().into(),
+                requirement: "paper with the published sensitivity constants (they reproduce the paper's tables, which use the paper's bound): give --bound paper or the proven constants",
+            });
+        }
+        Ok(())
+    }
+
+    /// The release θ describes, as the core library checks it (M_Y = 1, η = 0):
+    /// the paper's forced lemma with the paper's bound, the smallest valid
+    /// sensitivity bound with the tight one.
     pub fn release_params(&self, c: &Candidate) -> gpdp::Result<ReleaseParams> {
         let (domain, lemma) = match self.model {
             StudyModel::Interval => (Domain::interval(0.0, 1.0)?, Lemma::B7),
             StudyModel::UnitSquare => (Domain::cuboid(vec![0.0, 0.0], vec![1.0, 1.0])?, Lemma::B1),
         };
         let mut p = ReleaseParams::new(Kernel::exponential(c.lengthscale)?, domain, self.n, c.ridge, c.scale);
-        p.sensitivity = SensitivityChoice::Lemma(lemma);
+        p.bound = self.bound;
+        p.sensitivity = match self.bound {
+            BoundChoice::Paper => SensitivityChoice::Lemma(lemma),
+            BoundChoice::Tight => SensitivityChoice::Auto,
+        };
         Ok(p)
     }
 
@@ -138,6 +160,7 @@ mod tests {
                 delta: 0.005,
                 conversion: Conversion::Paper,
                 constants: SensitivityConstants::Proven,
+                bound: BoundChoice::Paper,
             };
             let c = Candidate { lengthscale: l, ridge: r, scale: s };
             let (kappa, lemma) = match model {
@@ -154,6 +177,10 @@ mod tests {
             // Published constants: smaller ε (a smaller Δ̂).
             let publ = StudyAccounting { constants: SensitivityConstants::Published, ..acc }.epsilon(&c);
             assert!(publ < got);
+            // The tight bound is never larger; the published constants refuse it.
+            let tight = StudyAccounting { bound: BoundChoice::Tight, ..acc };
+            assert!(tight.epsilon(&c) <= got);
+            assert!(StudyAccounting { constants: SensitivityConstants::Published, ..tight }.check().is_err());
         }
         let acc = StudyAccounting {
             model: StudyModel::Interval,
@@ -162,6 +189,7 @@ mod tests {
             delta: 0.005,
             conversion: Conversion::Paper,
             constants: SensitivityConstants::Proven,
+            bound: BoundChoice::Tight,
         };
         assert_eq!(acc.epsilon(&Candidate { lengthscale: 0.5, ridge: 1.0, scale: 0.0 }), f64::INFINITY);
         assert_eq!(acc.epsilon(&Candidate { lengthscale: 0.5, ridge: -1.0, scale: 1.0 }), f64::INFINITY);

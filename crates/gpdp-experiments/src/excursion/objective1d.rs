@@ -179,6 +179,7 @@ mod tests {
             delta: 0.005,
             conversion: Conversion::Paper,
             constants: SensitivityConstants::Proven,
+            bound: gpdp::BoundChoice::Tight,
         };
         let obj = Bce1d::new(&set, 1e-6, acc).unwrap();
         let scales = [0.0, 0.05, 0.3, 1.0, 5.0];

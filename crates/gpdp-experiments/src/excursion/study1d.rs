@@ -77,6 +77,8 @@ pub struct Study1dConfig {
     pub conversion: Conversion,
     /// Constants of Lemma B.7.
     pub constants: SensitivityConstants,
+    /// The proven bound [tight]; the published constants need `Paper`.
+    pub bound: gpdp::BoundChoice,
     /// The search grid; `search.rounds` applies to the unconstrained search.
     pub search: SearchSpec,
     /// Refinement rounds of the constrained search.
@@ -127,6 +129,7 @@ impl Default for Study1dConfig {
             delta: 0.005,
             conversion: Conversion::Paper,
             constants: SensitivityConstants::Proven,
+            bound: gpdp::BoundChoice::Tight,
             search: paper_search_spec(),
             private_rounds: 2,
             cutoff_points: 101,
@@ -169,6 +172,7 @@ impl Study1dConfig {
             delta: self.delta,
             conversion: self.conversion,
             constants: self.constants,
+            bound: self.bound,
         }
     }
 
@@ -197,6 +201,7 @@ impl Study1dConfig {
     /// Checks every field.
     pub fn validate(&self) -> Result<()> {
         self.pair_spec().validate()?;
+        self.accounting().check()?;
         let count = |field: &'static str, v: usize, min: usize, req: &'static str| {
             if v < min { Err(invalid(field, v as f64, req)) } else { Ok(()) }
         };

@@ -70,6 +70,8 @@ pub struct Study2dConfig {
     /// Lemma B.1 as proven, or the authors' published constants (Δ̂/√2,
     /// not a proven guarantee; outputs must say so).
     pub constants: SensitivityConstants,
+    /// The proven bound [tight]; the published constants need `Paper`.
+    pub bound: gpdp::BoundChoice,
     /// Search grid and refinement.
     pub spec: SearchSpec,
     /// Master seed.
@@ -97,6 +99,7 @@ impl Study2dConfig {
             delta: (n as f64).powf(-1.1),
             conversion: Conversion::Paper,
             constants: SensitivityConstants::Proven,
+            bound: gpdp::BoundChoice::Tight,
             spec: default_spec(),
             seed: 0,
         }
@@ -192,6 +195,7 @@ impl Study2dConfig {
     pub fn validate(&self) -> crate::Result<()> {
         use crate::error::invalid;
         self.plume.validate()?;
+        self.accounting().check()?;
         if self.n < 2 {
             return Err(invalid("sensors n", self.n as f64, "≥ 2"));
         }
@@ -257,6 +261,7 @@ impl Study2dConfig {
             delta: self.delta,
             conversion: self.conversion,
             constants: self.constants,
+            bound: self.bound,
         }
     }
 }
@@ -571,10 +576,16 @@ mod tests {
         let s = summarise(&cfg, &r);
         assert!(s.iou_path_mean.1 > 0.0 && s.iou_path_mean.1 <= 1.0);
         assert!(s.deff_private.1 < s.deff_unconstrained.1);
-        // Published constants (Δ̂/√2) can only lower ε.
-        let mut pub_cfg = cfg.clone();
+        // Published constants (the paper's bound with Δ̂/√2) can only lower
+        // the paper's ε; the tight bound (the default) is below the paper's.
+        let mut paper_cfg = cfg.clone();
+        paper_cfg.bound = gpdp::BoundChoice::Paper;
+        let mut pub_cfg = paper_cfg.clone();
         pub_cfg.constants = SensitivityConstants::Published;
         let c = r.private.best.candidate;
-        assert!(epsilon(&pub_cfg, &c) < epsilon(&cfg, &c));
+        assert!(epsilon(&pub_cfg, &c) < epsilon(&paper_cfg, &c));
+        assert!(epsilon(&cfg, &c) < epsilon(&paper_cfg, &c));
+        pub_cfg.bound = gpdp::BoundChoice::Tight;
+        assert!(pub_cfg.validate().is_err(), "published constants with the tight bound are refused");
     }
 }

@@ -117,6 +117,8 @@ pub struct MiaConfig {
     pub delta: f64,
     /// RDP → (ε, δ) conversion.
     pub conversion: Conversion,
+    /// The proven bound of the reported guarantee [tight].
+    pub bound: gpdp::BoundChoice,
     /// FPR levels at which TPR is reported, each in (0, 1).
     pub fpr_levels: Vec<f64>,
     /// Points of the fitted-density curves returned for the first repetition (≥ 2).
@@ -143,6 +145,7 @@ impl Default for MiaConfig {
             seed: 0,
             delta: 0.05,
             conversion: Conversion::Improved,
+            bound: gpdp::BoundChoice::Tight,
             fpr_levels: vec![0.1, 0.01],
             curve_points: 800,
             fit: FitOptions::default(),

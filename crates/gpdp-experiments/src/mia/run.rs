@@ -13,10 +13,11 @@ use super::stats::{SampleSet, simulate};
 use crate::error::{Error, Result};
 
 /// The (ε, δ) guarantee of the release the attack observes: L draws of the
-/// posterior of the 1-D exponential kernel on Ω = [0, 1] with Lemma B.7
-/// (forced) and V̂_n from Proposition 3 with κ = e^{−1/ℓ}; δ and the
-/// conversion from the configuration. Reads only n, ℓ, r, σ, L, δ and
-/// `conversion`; σ = ∞ (covariance-only) is accepted here.
+/// posterior of the 1-D exponential kernel on Ω = [0, 1] with V̂_n from
+/// Proposition 3 with κ = e^{−1/ℓ}; Lemma B.7 (forced, as the paper) with the
+/// paper's bound, the smallest valid sensitivity bound with the tight one; δ,
+/// the conversion and the bound from the configuration. Reads only n, ℓ, r,
+/// σ, L, δ, `conversion` and `bound`; σ = ∞ (covariance-only) is accepted here.
 pub fn release_privacy(cfg: &MiaConfig) -> Result<PrivacyReport> {
     let mut p = ReleaseParams::new(
         Kernel::exponential(cfg.lengthscale)?,
@@ -25,7 +26,11 @@ pub fn release_privacy(cfg: &MiaConfig) -> Result<PrivacyReport> {
         cfg.ridge,
         cfg.scale,
     );
-    p.sensitivity = SensitivityChoice::Lemma(Lemma::B7);
+    p.bound = cfg.bound;
+    p.sensitivity = match cfg.bound {
+        gpdp::BoundChoice::Paper => SensitivityChoice::Lemma(Lemma::B7),
+        gpdp::BoundChoice::Tight => SensitivityChoice::Auto,
+    };
     Ok(p.check()?.epsilon(cfg.draws, cfg.delta, cfg.conversion)?)
 }
 

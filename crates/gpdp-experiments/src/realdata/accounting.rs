@@ -21,6 +21,7 @@ pub fn real_accounting(
     delta: Option<f64>,
     conversion: Conversion,
     constants: SensitivityConstants,
+    bound: gpdp::BoundChoice,
 ) -> Result<StudyAccounting> {
     if n < 2 {
         return Err(invalid("release hexagons n", n as f64, "≥ 2"));
@@ -29,7 +30,9 @@ pub fn real_accounting(
     if !(delta > 0.0 && delta < 1.0) {
         return Err(invalid("δ", delta, "in (0, 1)"));
     }
-    Ok(StudyAccounting { model: StudyModel::UnitSquare, n, draws, delta, conversion, constants })
+    let acc = StudyAccounting { model: StudyModel::UnitSquare, n, draws, delta, conversion, constants, bound };
+    acc.check()?;
+    Ok(acc)
 }
 
 #[cfg(test)]
@@ -40,7 +43,15 @@ mod tests {
     #[test]
     fn defaults_kappa_and_release_n() {
         for n in [1075usize, 60, 400] {
-            let acc = real_accounting(n, Draws::ONE, None, Conversion::Paper, SensitivityConstants::Proven).unwrap();
+            let acc = real_accounting(
+                n,
+                Draws::ONE,
+                None,
+                Conversion::Paper,
+                SensitivityConstants::Proven,
+                gpdp::BoundChoice::Paper,
+            )
+            .unwrap();
             assert_eq!(acc.delta, (n as f64).powf(-1.1));
             let c = Candidate { lengthscale: 0.1, ridge: 4.0, scale: 0.1 };
             let lib = acc.proven_report(&c, Draws::ONE).unwrap();
@@ -49,11 +60,59 @@ mod tests {
         }
         // ε grows with n (the release year's n matters) and with L.
         let c = Candidate { lengthscale: 0.1, ridge: 3.0, scale: 0.1 };
-        let small = real_accounting(500, Draws::ONE, None, Conversion::Paper, SensitivityConstants::Proven).unwrap();
-        let large = real_accounting(1075, Draws::ONE, None, Conversion::Paper, SensitivityConstants::Proven).unwrap();
+        let small = real_accounting(
+            500,
+            Draws::ONE,
+            None,
+            Conversion::Paper,
+            SensitivityConstants::Proven,
+            gpdp::BoundChoice::Paper,
+        )
+        .unwrap();
+        let large = real_accounting(
+            1075,
+            Draws::ONE,
+            None,
+            Conversion::Paper,
+            SensitivityConstants::Proven,
+            gpdp::BoundChoice::Paper,
+        )
+        .unwrap();
         assert_ne!(small.epsilon(&c), large.epsilon(&c));
         assert!(large.epsilon_draws(&c, Draws::new(3).unwrap()) > large.epsilon(&c));
-        assert!(real_accounting(1, Draws::ONE, None, Conversion::Paper, SensitivityConstants::Proven).is_err());
-        assert!(real_accounting(10, Draws::ONE, Some(1.5), Conversion::Paper, SensitivityConstants::Proven).is_err());
+        assert!(
+            real_accounting(
+                1,
+                Draws::ONE,
+                None,
+                Conversion::Paper,
+                SensitivityConstants::Proven,
+                gpdp::BoundChoice::Paper
+            )
+            .is_err()
+        );
+        assert!(
+            real_accounting(
+                10,
+                Draws::ONE,
+                Some(1.5),
+                Conversion::Paper,
+                SensitivityConstants::Proven,
+                gpdp::BoundChoice::Paper
+            )
+            .is_err()
+        );
+        // The published constants belong to the paper's bound.
+        assert!(
+            real_accounting(
+                10,
+                Draws::ONE,
+                None,
+                Conversion::Paper,
+                SensitivityConstants::Published,
+                gpdp::BoundChoice::Tight
+            )
+            .is_err()
+        );
     }
 }

@@ -84,6 +84,8 @@ pub struct RealConfig {
     pub conversion: Conversion,
     /// Constants of Lemma B.1 in the selection (default proven).
     pub constants: SensitivityConstants,
+    /// The proven bound [tight]; the published constants need `Paper`.
+    pub bound: gpdp::BoundChoice,
     /// Candidate cutoffs C [0.05, 0.055, …, 0.95].
     pub cutoffs: Vec<f64>,
     /// Grid points per axis of the p_D map (default 100).
@@ -111,6 +113,7 @@ impl Default for RealConfig {
             delta: None,
             conversion: Conversion::Paper,
             constants: SensitivityConstants::Proven,
+            bound: gpdp::BoundChoice::Tight,
             cutoffs: (0..=180).map(|k| 0.05 + 0.005 * k as f64).collect(),
             map_grid: 100,
             path_grid: 60,
@@ -361,7 +364,7 @@ pub type Progress<'a> = &'a (dyn Fn(&str, usize, usize) + Sync);
 /// Step 2: θ*, θ_priv and C on the selection year, ε for `n_release`.
 pub fn select(cfg: &RealConfig, sel: &YearData, n_release: usize, progress: Progress) -> Result<Selection> {
     cfg.validate()?;
-    let accounting = real_accounting(n_release, Draws::ONE, cfg.delta, cfg.conversion, cfg.constants)?;
+    let accounting = real_accounting(n_release, Draws::ONE, cfg.delta, cfg.conversion, cfg.constants, cfg.bound)?;
     let split = split(sel.n(), cfg.validation_fraction, cfg.split_seed)?;
     let obj = ValidationObjective::new(sel, &split, accounting)?;
     let unconstrained = search(&cfg.spec, &obj, None, &|d, t| progress("search (unconstrained)", d, t))
@@ -520,7 +523,15 @@ mod tests {
         let cfg = tiny();
         let d = YearData::build(2017, &synthetic_points(2, 500), &cfg.hex_select, &cfg.response).unwrap();
         let s = split(d.n(), 0.5, 0).unwrap();
-        let acc = real_accounting(50, Draws::ONE, None, Conversion::Paper, SensitivityConstants::Proven).unwrap();
+        let acc = real_accounting(
+            50,
+            Draws::ONE,
+            None,
+            Conversion::Paper,
+            SensitivityConstants::Proven,
+            gpdp::BoundChoice::Tight,
+        )
+        .unwrap();
         let obj = ValidationObjective::new(&d, &s, acc).unwrap();
         let got = obj.evaluate(0.2, 1.0, &[0.1, 0.5]);
         let train = subset(&d.data, &s.train).unwrap();

@@ -16,10 +16,10 @@ use crate::error::{Error, Result, fmt_value};
 use crate::model::domain::Domain;
 use crate::model::draws::Draws;
 use crate::model::kernel::{Kernel, KernelKind};
-use crate::privacy::{Conversion, ReleaseParams, SensitivityChoice};
+use crate::privacy::{BoundChoice, Conversion, ReleaseParams, SensitivityChoice};
 
 /// The parameter columns a batch may have.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 15] = [
     "kernel",
     "lengthscale",
     "domain",
@@ -34,6 +34,7 @@ pub const COLUMNS: [&str; 14] = [
     "sensitivity",
     "rkhs_norm",
     "conversion",
+    "bound",
 ];
 
 /// What the accountant answers for a row.
@@ -76,6 +77,8 @@ pub struct BatchDefaults {
     pub rkhs_norm: Option<f64>,
     /// Conversion.
     pub conversion: Option<Conversion>,
+    /// The bound (tight or paper).
+    pub bound: Option<BoundChoice>,
 }
 
 /// One release description of a batch.
@@ -239,6 +242,10 @@ fn parse_row(
         None => d.sensitivity.unwrap_or_default(),
     };
     params.rkhs_norm = num("rkhs_norm", d.rkhs_norm, false)?;
+    params.bound = match get("bound") {
+        Some(s) => s.parse()?,
+        None => d.bound.unwrap_or_default(),
+    };
     let draws = Draws::new(int("draws", d.draws.map(Draws::get))?.unwrap_or(1))?;
     let conversion = match get("conversion") {
         Some(s) => s.parse()?,

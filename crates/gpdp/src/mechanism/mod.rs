@@ -46,9 +46,7 @@ use crate::model::draws::Draws;
 use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 use crate::model::query::{CovariateLattice, Query};
 use crate::posterior::Posterior;
-use crate::privacy::{
-    Calibration, Conversion, Lemma, PrivacyReport, Release, ReleaseParams, SensitivityChoice, Solve, Target, calibrate,
-};
+use crate::privacy::{Calibration, Conversion, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
 use crate::resources::{Need, check_memory};
 use crate::rng::ReleaseRng;
 use crate::sampling::{Process, SamplerPlan, SamplerPolicy};
@@ -141,7 +139,7 @@ impl MechanismParams {
 
     /// Whether the release uses Lemma B.8 (an assumption on the data).
     fn uses_rkhs_lemma(&self) -> bool {
-        self.release.sensitivity == SensitivityChoice::Lemma(Lemma::B8)
+        self.release.sensitivity.assumes_rkhs_responses()
     }
 
     fn policy(&self) -> DataPolicy {

@@ -13,13 +13,14 @@ use crate::error::{Error, Result, positive};
 use crate::model::domain::Domain;
 use crate::model::draws::Draws;
 use crate::model::kernel::Kernel;
+use crate::model::kernel::KernelKind;
 use crate::privacy::bounds::{
     SensitivityBound, SensitivityChoice, SensitivityInputs, VarianceBound, check_n, sensitivity_bound, variance_bound,
 };
 use crate::privacy::conversion::{Conversion, delta_for_epsilon, epsilon_for_delta};
 use crate::privacy::curve::RdpCurve;
 use crate::privacy::published::SensitivityConstants;
-use crate::privacy::rdp::RdpBound;
+use crate::privacy::rdp::{BoundChoice, CovarianceTerm, MeanTerm, RdpBound};
 use crate::privacy::report::{ComponentReport, PrivacyReport};
 use crate::privacy::rounding::ROUNDING_SLACK;
 
@@ -44,10 +45,12 @@ pub struct ReleaseParams {
     pub sensitivity: SensitivityChoice,
     /// ‖f*‖_H for Lemma B.8.
     pub rkhs_norm: Option<f64>,
+    /// Which proven bound (default: the tight one).
+    pub bound: BoundChoice,
 }
 
 impl ReleaseParams {
-    /// Parameters with η = 0, M_Y = 1, automatic sensitivity.
+    /// Parameters with η = 0, M_Y = 1, automatic sensitivity, the tight bound.
     pub fn new(kernel: Kernel, domain: Domain, n: usize, ridge: f64, scale: f64) -> Self {
         ReleaseParams {
             kernel,
@@ -59,6 +62,7 @@ impl ReleaseParams {
             response_bound: 1.0,
             sensitivity: SensitivityChoice::Auto,
             rkhs_norm: None,
+            bound: BoundChoice::Tight,
         }
     }
 
@@ -77,19 +81,39 @@ impl ReleaseParams {
             response_bound: self.response_bound,
             rkhs_norm: self.rkhs_norm,
         };
-        if self.sensitivity == SensitivityChoice::Lemma(crate::privacy::Lemma::B8)
-            && self.rkhs_norm == Some(0.0)
-            && self.scale.is_finite()
-        {
+        if self.sensitivity.assumes_rkhs_responses() && self.rkhs_norm == Some(0.0) && self.scale.is_finite() {
             return Err(Error::InvalidParameter {
                 name: "RKHS norm ‖f*‖",
                 value: "0".into(),
                 requirement: "> 0 for Lemma B.8 with a finite σ (a zero norm removes the mean term: that is the covariance-only bound, σ = inf, if that is what is meant)",
             });
         }
-        let sensitivity = sensitivity_bound(self.sensitivity, &self.kernel, &self.domain, &inputs)?;
-        let bound = RdpBound::new(variance.value, sensitivity.value, self.ridge, self.scale, self.gp_noise)?;
+        let sensitivity = sensitivity_bound(self.sensitivity, self.bound, &self.kernel, &self.domain, &inputs)?;
+        let bound = self.rdp_bound(variance.value, sensitivity.value)?;
         Ok(Release { params: self.clone(), variance, sensitivity, bound, constants: SensitivityConstants::Proven })
+    }
+
+    /// The one-draw bound for V̂ and Δ̂ under [`ReleaseParams::bound`]: the
+    /// tight bound takes the signed covariance term, and — for the
+    /// exponential kernel on a one-dimensional domain without GP noise — the
+    /// bounded-mean refinement (Lemma B.6 holds there;
+    /// docs/proofs/tight-accountant.md).
+    fn rdp_bound(&self, v: f64, delta_n: f64) -> Result<RdpBound> {
+        let paper = RdpBound::new(v, delta_n, self.ridge, self.scale, self.gp_noise)?;
+        Ok(match self.bound {
+            BoundChoice::Paper => paper,
+            BoundChoice::Tight => {
+                let b = paper.with_covariance(CovarianceTerm::Signed);
+                let lemma_b6 = self.kernel.kind() == KernelKind::Exponential && self.domain.dim() == 1;
+                if !lemma_b6 {
+                    b
+                } else if self.gp_noise == 0.0 {
+                    b.with_mean(MeanTerm::BoundedMean { response_bound: self.response_bound })?
+                } else {
+                    b.with_zero_noise_twin(self.response_bound)?
+                }
+            }
+        })
     }
 }
 
@@ -142,8 +166,7 @@ impl Release {
 
     /// The same release with Δ̂ replaced (study-only published constants).
     pub(crate) fn with_sensitivity(&self, value: f64, constants: SensitivityConstants) -> Result<Release> {
-        let p = &self.params;
-        let bound = RdpBound::new(self.variance.value, value, p.ridge, p.scale, p.gp_noise)?;
+        let bound = self.params.rdp_bound(self.variance.value, value)?;
         Ok(Release {
             params: self.params.clone(),
             variance: self.variance.clone(),
@@ -210,8 +233,14 @@ impl Accountant {
             .map(|(rel, count)| {
                 // α is admissible for every event, except in the vacuous δ = 1
                 // report, where no order was (α = 1): both terms are then ∞.
+                let terms = rel.bound.terms(am1);
                 let (covariance_term, mean_term) =
-                    rel.bound.terms(am1).map_or((f64::INFINITY, f64::INFINITY), |t| (t.covariance, t.mean));
+                    terms.map_or((f64::INFINITY, f64::INFINITY), |t| (t.covariance, t.mean));
+                let mean_term_source = if terms.is_some_and(|t| t.without_gp_noise) {
+                    "bounded mean of the release without GP noise (adding η is post-processing; docs/proofs/tight-accountant.md)"
+                } else {
+                    rel.bound.mean_term().source()
+                };
                 let p = &rel.params;
                 ComponentReport {
                     kernel: p.kernel.kind().name().to_string(),
@@ -225,8 +254,11 @@ impl Accountant {
                     draws: *count,
                     tau: rel.bound.tau(),
                     alpha_max: 1.0 + rel.bound.am1_max(),
+                    bound: p.bound,
                     covariance_term,
+                    covariance_term_source: rel.bound.covariance_term().source(),
                     mean_term,
+                    mean_term_source,
                     variance_bound: rel.variance.value,
                     variance_bound_source: rel.variance.source.clone(),
                     kappa: rel.variance.kappa,

@@ -25,6 +25,7 @@ use std::str::FromStr;
 use crate::error::{Error, Result, positive};
 use crate::model::domain::Domain;
 use crate::model::kernel::{Kernel, KernelKind};
+use crate::privacy::rdp::BoundChoice;
 
 /// The bound on V_n and where it came from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -109,6 +110,18 @@ pub enum Lemma {
     /// Lemma B.8, noiseless responses from an RKHS function.
     #[serde(rename = "B.8")]
     B8,
+    /// The coupled generic bound 2M_Y·sup_{u≤V} [√u + (√(n−1)/r)·u√(1−u)]/(r² + u)
+    /// (docs/proofs/sensitivity-coupled-operator.md).
+    #[serde(rename = "coupled")]
+    Coupled,
+    /// The operator generic bound 2M_Y√Φ_n + M_Y√(n−1)·V/((V + r²)r)
+    /// (docs/proofs/sensitivity-coupled-operator.md).
+    #[serde(rename = "operator")]
+    Operator,
+    /// Lemma B.8 with half the constant, B·V/(V + r²)
+    /// (docs/proofs/lemma-b8-tight.md).
+    #[serde(rename = "B.8-tight")]
+    B8Tight,
 }
 
 impl Lemma {
@@ -120,6 +133,9 @@ impl Lemma {
             Lemma::B5 => "B.5",
             Lemma::B7 => "B.7",
             Lemma::B8 => "B.8",
+            Lemma::Coupled => "coupled",
+            Lemma::Operator => "operator",
+            Lemma::B8Tight => "B.8-tight",
         }
     }
 
@@ -130,7 +146,8 @@ impl Lemma {
             Lemma::B4 => "constant",
             Lemma::B5 => "diagonal",
             Lemma::B7 => "exponential-1d",
-            Lemma::B8 => "rkhs",
+            Lemma::B8 | Lemma::B8Tight => "rkhs",
+            Lemma::Coupled | Lemma::Operator => "generic",
         }
     }
 }
@@ -144,13 +161,26 @@ impl fmt::Display for Lemma {
 /// Which sensitivity bound to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SensitivityChoice {
-    /// The tightest lemma among B.1, B.4, B.5, B.7 whose hypotheses hold for
-    /// the kernel and domain (B.8 is never chosen automatically: it is an
-    /// assumption about how the data were generated).
+    /// The tightest valid bound: with [`BoundChoice::Tight`], among B.1,
+    /// coupled, operator and whichever of B.4, B.5, B.7 hold for the kernel
+    /// and domain; with [`BoundChoice::Paper`], among B.1, B.4, B.5, B.7.
+    /// (B.8 is never chosen automatically: it is an assumption about how the
+    /// data were generated.)
     #[default]
     Auto,
-    /// One specific lemma; refused if its hypotheses fail.
+    /// One specific lemma; refused if its hypotheses fail. With
+    /// [`BoundChoice::Tight`], `B1` ("generic") means the smallest of B.1,
+    /// coupled and operator, and `B8` ("rkhs") means B.8 with half the
+    /// constant.
     Lemma(Lemma),
+}
+
+impl SensitivityChoice {
+    /// Whether the choice is Lemma B.8 (either constant): an assumption on
+    /// how the responses were generated, which a release must state.
+    pub fn assumes_rkhs_responses(self) -> bool {
+        matches!(self, SensitivityChoice::Lemma(Lemma::B8 | Lemma::B8Tight))
+    }
 }
 
 impl FromStr for SensitivityChoice {
@@ -224,12 +254,118 @@ pub fn lemma_b8(v: f64, ridge: f64, rkhs_norm: f64) -> f64 {
     2.0 * rkhs_norm * v / (ridge * ridge + v)
 }
 
+/// Lemma B.8 with half the constant (docs/proofs/lemma-b8-tight.md):
+/// Δ_n ≤ B·V/(r² + V), because μ_D − μ_D' = (P_x − P_x')(f* − μ₋) with
+/// ‖P_x − P_x'‖ ≤ V/(V + r²) and ‖f* − μ₋‖_H₋ ≤ ‖f*‖_H.
+pub fn lemma_b8_tight(v: f64, ridge: f64, rkhs_norm: f64) -> f64 {
+    rkhs_norm * v / (ridge * ridge + v)
+}
+
+/// The operator generic bound (docs/proofs/sensitivity-coupled-operator.md;
+/// k(x,x) ≤ 1, |y| ≤ M_Y, any V ≥ V_n):
+///
+/// ```text
+/// Δ_n ≤ 2·M_Y·√Φ_n + M_Y·√(n−1)/r · V/(V + r²).
+/// ```
+pub fn sensitivity_operator(v: f64, n: usize, ridge: f64, m_y: f64) -> Result<f64> {
+    let m = (check_n(n)? - 1) as f64;
+    let r2 = ridge * ridge;
+    Ok(2.0 * m_y * phi(v, ridge).sqrt() + m_y * m.sqrt() / ridge * (v / (v + r2)))
+}
+
+/// The coupled generic bound (docs/proofs/sensitivity-coupled-operator.md;
+/// k(x,x) ≤ 1, |y| ≤ M_Y, any V ≥ V_n with V ≤ 1):
+///
+/// ```text
+/// Δ_n ≤ 2·M_Y · sup_{0≤u≤V} f(u),   f(u) = [√u + (√(n−1)/r)·u·√(1−u)] / (r² + u),
+/// ```
+///
+/// from |μ₋(x)| ≤ M_Y√(n−1)·√(v(1−v))/r. The supremum is bounded above by
+/// branch and bound ([`sup_coupled`]; at most a relative 10⁻⁷ above it), so
+/// the value returned is ≥ the exact-arithmetic bound up to the rounding of a
+/// few operations (covered by the sensitivity slack applied afterwards).
+pub fn sensitivity_coupled(v: f64, n: usize, ridge: f64, m_y: f64) -> Result<f64> {
+    let m = (check_n(n)? - 1) as f64;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(Error::InvalidParameter {
+            name: "variance bound V",
+            value: crate::error::fmt_value(v),
+            requirement: "in [0, 1] for the coupled bound",
+        });
+    }
+    Ok(2.0 * m_y * sup_coupled(v, ridge * ridge, m.sqrt() / ridge))
+}
+
+/// An upper bound on sup_{0≤u≤V} [√u + c·u·√(1−u)]/(q + u) for V ∈ [0, 1],
+/// q > 0, c ≥ 0, by best-first branch and bound: on [a, b] the function is
+/// at most U(a, b) = [√b + c·b·√(1−a)]/(q + a) (each factor at its largest
+/// on the interval). The interval with the largest U is halved until that U
+/// is within a relative 10⁻⁷ of the best value found (or 10⁵ splits were
+/// made); since every other interval has a smaller U, that U is ≥ the
+/// supremum, and it is returned. Intervals whose U is below the best value
+/// are dropped (the supremum there is at most that value).
+pub fn sup_coupled(v: f64, q: f64, c: f64) -> f64 {
+    use std::cmp::Ordering;
+    use std::collections::BinaryHeap;
+    /// An interval ordered by its upper bound.
+    struct Piece(f64, f64, f64);
+    impl PartialEq for Piece {
+        fn eq(&self, o: &Self) -> bool {
+            self.cmp(o) == Ordering::Equal
+        }
+    }
+    impl Eq for Piece {}
+    impl PartialOrd for Piece {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    impl Ord for Piece {
+        fn cmp(&self, o: &Self) -> Ordering {
+            self.0.total_cmp(&o.0)
+        }
+    }
+    if v <= 0.0 {
+        return 0.0;
+    }
+    let f = |u: f64| (u.sqrt() + c * u * (1.0 - u).max(0.0).sqrt()) / (q + u);
+    let upper = |a: f64, b: f64| (b.sqrt() + c * b * (1.0 - a).max(0.0).sqrt()) / (q + a);
+    const PIECES: usize = 32;
+    const TOL: f64 = 1e-7;
+    const MAX_SPLITS: usize = 100_000;
+    let mut best = f(v);
+    let mut heap = BinaryHeap::with_capacity(4 * PIECES);
+    for i in 0..PIECES {
+        let a = v * i as f64 / PIECES as f64;
+        let b = if i + 1 == PIECES { v } else { v * (i + 1) as f64 / PIECES as f64 };
+        best = best.max(f(a));
+        heap.push(Piece(upper(a, b), a, b));
+    }
+    let mut splits = 0;
+    while let Some(Piece(u, a, b)) = heap.pop() {
+        if u <= best * (1.0 + TOL) || splits >= MAX_SPLITS || b - a <= f64::EPSILON * b {
+            return best.max(u);
+        }
+        splits += 1;
+        let mid = 0.5 * (a + b);
+        best = best.max(f(mid));
+        for (lo, hi) in [(a, mid), (mid, b)] {
+            let w = upper(lo, hi);
+            if w > best {
+                heap.push(Piece(w, lo, hi));
+            }
+        }
+    }
+    best
+}
+
 /// Whether a lemma's hypotheses on the kernel and domain hold; the error
 /// says why not.
 pub fn check_lemma(lemma: Lemma, kernel: &Kernel, domain: &Domain) -> Result<()> {
     let fail = |reason: String| Err(Error::InvalidLemma { lemma: lemma.label(), reason });
     match lemma {
-        Lemma::B1 | Lemma::B8 => Ok(()), // every kernel here has k(x, x) ≤ 1
+        // Every kernel here has k(x, x) ≤ 1.
+        Lemma::B1 | Lemma::B8 | Lemma::Coupled | Lemma::Operator | Lemma::B8Tight => Ok(()),
         Lemma::B4 if kernel.kind() != KernelKind::Constant => {
             fail(format!("Lemma B.4 assumes the constant kernel k ≡ 1, but the kernel is {}", kernel.kind()))
         }
@@ -278,7 +414,9 @@ fn lemma_value(lemma: Lemma, i: &SensitivityInputs) -> Result<f64> {
         Lemma::B4 => lemma_b4(i.n, i.ridge, i.response_bound)?,
         Lemma::B5 => lemma_b5(i.ridge, i.response_bound),
         Lemma::B7 => lemma_b7(i.v, i.ridge, i.response_bound),
-        Lemma::B8 => {
+        Lemma::Coupled => sensitivity_coupled(i.v, i.n, i.ridge, i.response_bound)?,
+        Lemma::Operator => sensitivity_operator(i.v, i.n, i.ridge, i.response_bound)?,
+        Lemma::B8 | Lemma::B8Tight => {
             let b = i.rkhs_norm.ok_or_else(|| Error::InvalidLemma {
                 lemma: "B.8",
                 reason: "the RKHS-response bound needs the norm ‖f*‖_H (give --rkhs-norm)".into(),
@@ -290,16 +428,39 @@ fn lemma_value(lemma: Lemma, i: &SensitivityInputs) -> Result<f64> {
                     requirement: "a finite number >= 0",
                 });
             }
-            lemma_b8(i.v, i.ridge, b)
+            if lemma == Lemma::B8 { lemma_b8(i.v, i.ridge, b) } else { lemma_b8_tight(i.v, i.ridge, b) }
         }
     })
 }
 
-/// Δ̂_n for the given choice. `Auto` takes the smallest value among the
-/// lemmas B.1, B.4, B.5, B.7 whose hypotheses hold (B.1 on ties); an
-/// explicit lemma is refused if its hypotheses fail.
+/// The lemmas whose minimum is Δ̂_n for a choice under a bound (each one's
+/// hypotheses checked).
+fn candidates(choice: SensitivityChoice, bound: BoundChoice, kernel: &Kernel, domain: &Domain) -> Result<Vec<Lemma>> {
+    let generic: &[Lemma] = match bound {
+        BoundChoice::Tight => &[Lemma::B1, Lemma::Coupled, Lemma::Operator],
+        BoundChoice::Paper => &[Lemma::B1],
+    };
+    Ok(match choice {
+        SensitivityChoice::Lemma(Lemma::B1) => generic.to_vec(),
+        SensitivityChoice::Lemma(Lemma::B8) if bound == BoundChoice::Tight => vec![Lemma::B8Tight],
+        SensitivityChoice::Lemma(lemma) => {
+            check_lemma(lemma, kernel, domain)?;
+            vec![lemma]
+        }
+        SensitivityChoice::Auto => {
+            let mut v = generic.to_vec();
+            v.extend([Lemma::B4, Lemma::B5, Lemma::B7].into_iter().filter(|l| check_lemma(*l, kernel, domain).is_ok()));
+            v
+        }
+    })
+}
+
+/// Δ̂_n for the given choice under the given bound: the smallest value
+/// among the candidate lemmas (the first on ties), rounded up. `Auto` never
+/// uses B.8; an explicit lemma is refused if its hypotheses fail.
 pub fn sensitivity_bound(
     choice: SensitivityChoice,
+    bound: BoundChoice,
     kernel: &Kernel,
     domain: &Domain,
     inputs: &SensitivityInputs,
@@ -307,32 +468,22 @@ pub fn sensitivity_bound(
     check_n(inputs.n)?;
     crate::error::ridge(inputs.ridge)?;
     positive("response bound M_Y", inputs.response_bound)?;
-    let round_up = crate::privacy::rounding::round_up_sensitivity;
-    match choice {
-        SensitivityChoice::Lemma(lemma) => {
-            check_lemma(lemma, kernel, domain)?;
-            Ok(SensitivityBound { value: round_up(lemma_value(lemma, inputs)?), lemma })
-        }
-        SensitivityChoice::Auto => {
-            if inputs.rkhs_norm.is_some() {
-                return Err(Error::InvalidLemma {
-                    lemma: "B.8",
-                    reason: "an RKHS norm was given but the sensitivity is 'auto'; Lemma B.8 assumes noiseless responses y = f*(x), so choose it explicitly (--sensitivity rkhs)".into(),
-                });
-            }
-            let mut best = SensitivityBound { value: lemma_value(Lemma::B1, inputs)?, lemma: Lemma::B1 };
-            for lemma in [Lemma::B4, Lemma::B5, Lemma::B7] {
-                if check_lemma(lemma, kernel, domain).is_ok() {
-                    let v = lemma_value(lemma, inputs)?;
-                    if v < best.value {
-                        best = SensitivityBound { value: v, lemma };
-                    }
-                }
-            }
-            best.value = round_up(best.value);
-            Ok(best)
+    if choice == SensitivityChoice::Auto && inputs.rkhs_norm.is_some() {
+        return Err(Error::InvalidLemma {
+            lemma: "B.8",
+            reason: "an RKHS norm was given but the sensitivity is 'auto'; Lemma B.8 assumes noiseless responses y = f*(x), so choose it explicitly (--sensitivity rkhs)".into(),
+        });
+    }
+    let mut best: Option<SensitivityBound> = None;
+    for lemma in candidates(choice, bound, kernel, domain)? {
+        let value = lemma_value(lemma, inputs)?;
+        if best.is_none_or(|b| value < b.value) {
+            best = Some(SensitivityBound { value, lemma });
         }
     }
+    let mut best = best.expect("at least one candidate lemma");
+    best.value = crate::privacy::rounding::round_up_sensitivity(best.value);
+    Ok(best)
 }
 
 #[cfg(test)]
@@ -393,14 +544,20 @@ mod tests {
         let inputs = |v| SensitivityInputs { n: 100, ridge: 0.5, v, response_bound: 1.0, rkhs_norm: None };
         let exp = Kernel::exponential(1.0).unwrap();
         let v = variance_bound(&exp, &one_d, 100, 0.5).unwrap().value;
-        let s = sensitivity_bound(SensitivityChoice::Auto, &exp, &one_d, &inputs(v)).unwrap();
+        let s = sensitivity_bound(SensitivityChoice::Auto, BoundChoice::Paper, &exp, &one_d, &inputs(v)).unwrap();
         assert_eq!(s.lemma, Lemma::B7);
-        let s2 = sensitivity_bound(SensitivityChoice::Auto, &exp, &two_d, &inputs(v)).unwrap();
+        let s2 = sensitivity_bound(SensitivityChoice::Auto, BoundChoice::Paper, &exp, &two_d, &inputs(v)).unwrap();
         assert_eq!(s2.lemma, Lemma::B1);
         let c = Kernel::new(KernelKind::Constant, 1.0).unwrap();
-        assert_eq!(sensitivity_bound(SensitivityChoice::Auto, &c, &two_d, &inputs(v)).unwrap().lemma, Lemma::B4);
+        assert_eq!(
+            sensitivity_bound(SensitivityChoice::Auto, BoundChoice::Paper, &c, &two_d, &inputs(v)).unwrap().lemma,
+            Lemma::B4
+        );
         let g = Kernel::new(KernelKind::Diagonal, 1.0).unwrap();
-        assert_eq!(sensitivity_bound(SensitivityChoice::Auto, &g, &two_d, &inputs(1.0)).unwrap().lemma, Lemma::B5);
+        assert_eq!(
+            sensitivity_bound(SensitivityChoice::Auto, BoundChoice::Paper, &g, &two_d, &inputs(1.0)).unwrap().lemma,
+            Lemma::B5
+        );
     }
 
     #[test]
@@ -410,16 +567,98 @@ mod tests {
         let inputs = SensitivityInputs { n: 10, ridge: 1.0, v: 0.9, response_bound: 1.0, rkhs_norm: None };
         let exp = Kernel::exponential(1.0).unwrap();
         let se = Kernel::new(KernelKind::SquaredExponential, 1.0).unwrap();
-        let e = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B7), &exp, &two_d, &inputs).unwrap_err();
+        let e = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B7), BoundChoice::Paper, &exp, &two_d, &inputs)
+            .unwrap_err();
         assert!(e.to_string().contains("one-dimensional"), "{e}");
-        let e = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B7), &se, &one_d, &inputs).unwrap_err();
+        let e = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B7), BoundChoice::Paper, &se, &one_d, &inputs)
+            .unwrap_err();
         assert!(e.to_string().contains("exponential kernel"), "{e}");
-        assert!(sensitivity_bound(SensitivityChoice::Lemma(Lemma::B4), &exp, &one_d, &inputs).is_err());
-        assert!(sensitivity_bound(SensitivityChoice::Lemma(Lemma::B5), &exp, &one_d, &inputs).is_err());
-        assert!(sensitivity_bound(SensitivityChoice::Lemma(Lemma::B8), &exp, &one_d, &inputs).is_err());
+        assert!(
+            sensitivity_bound(SensitivityChoice::Lemma(Lemma::B4), BoundChoice::Paper, &exp, &one_d, &inputs).is_err()
+        );
+        assert!(
+            sensitivity_bound(SensitivityChoice::Lemma(Lemma::B5), BoundChoice::Paper, &exp, &one_d, &inputs).is_err()
+        );
+        assert!(
+            sensitivity_bound(SensitivityChoice::Lemma(Lemma::B8), BoundChoice::Paper, &exp, &one_d, &inputs).is_err()
+        );
         let with_norm = SensitivityInputs { rkhs_norm: Some(3.0), ..inputs };
-        assert!(sensitivity_bound(SensitivityChoice::Auto, &exp, &one_d, &with_norm).is_err());
-        let s = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B8), &se, &two_d, &with_norm).unwrap();
+        assert!(sensitivity_bound(SensitivityChoice::Auto, BoundChoice::Paper, &exp, &one_d, &with_norm).is_err());
+        let s = sensitivity_bound(SensitivityChoice::Lemma(Lemma::B8), BoundChoice::Paper, &se, &two_d, &with_norm)
+            .unwrap();
         assert_eq!(s.lemma, Lemma::B8);
+    }
+
+    #[test]
+    fn coupled_supremum_is_certified_from_above_and_tight() {
+        for &(v, r, n) in
+            &[(1.0 - 1.6e-9, 5.706286, 400usize), (0.8782, 1.0, 10), (0.3, 0.2, 50), (1.0, 3.0, 2), (0.05, 0.05, 1000)]
+        {
+            let (q, c) = (r * r, ((n - 1) as f64).sqrt() / r);
+            let f = |u: f64| (u.sqrt() + c * u * (1.0 - u).sqrt()) / (q + u);
+            let sup = sup_coupled(v, q, c);
+            // A dense grid is a lower bound on the supremum.
+            let brute = (0..=200_000).map(|i| f(v * i as f64 / 200_000.0)).fold(0.0, f64::max);
+            assert!(sup >= brute, "v={v} r={r} n={n}: {sup} < grid {brute}");
+            assert!(sup <= brute * (1.0 + 1e-6), "v={v} r={r} n={n}: {sup} far above {brute}");
+            // The coupled bound never exceeds B.1, and matches its formula.
+            let coupled = sensitivity_coupled(v, n, r, 1.0).unwrap();
+            assert_eq!(coupled, 2.0 * sup);
+            assert!(coupled <= lemma_b1(v, n, r, 1.0).unwrap() * (1.0 + 1e-12));
+        }
+        assert_eq!(sup_coupled(0.0, 1.0, 2.0), 0.0);
+        // n = 1: no core, the bound is 2M_Y·√Φ_n, as B.1.
+        let (v, r) = (1.0, 0.7);
+        let (c1, b1) = (sensitivity_coupled(v, 1, r, 1.0).unwrap(), lemma_b1(v, 1, r, 1.0).unwrap());
+        assert!(c1 >= b1 && c1 <= b1 * (1.0 + 1e-6), "{c1} vs {b1}");
+        assert!(sensitivity_coupled(1.5, 10, 1.0, 1.0).is_err());
+    }
+
+    #[test]
+    fn operator_and_halved_rkhs_bounds_hand_values() {
+        // V = 0.5, r = 1, n = 5, M_Y = 2: Φ = 0.5/2.25, 2·2·√Φ + 2·2/1·(0.5/1.5).
+        let want = 4.0 * (0.5f64 / 2.25).sqrt() + 4.0 * (0.5 / 1.5);
+        assert!((sensitivity_operator(0.5, 5, 1.0, 2.0).unwrap() - want).abs() < 1e-15);
+        assert!((lemma_b8_tight(0.5, 1.0, 3.0) - 1.0).abs() < 1e-15);
+        assert_eq!(lemma_b8_tight(0.5, 1.0, 3.0) * 2.0, lemma_b8(0.5, 1.0, 3.0));
+    }
+
+    #[test]
+    fn the_tight_choice_takes_the_smallest_valid_bound() {
+        let exp1: Kernel = Kernel::exponential(1.0).unwrap();
+        let unit: Domain = "interval:0,1".parse().unwrap();
+        let square: Domain = "box:0,1,0,1".parse().unwrap();
+        for (kernel, domain, n, r) in
+            [(&exp1, &unit, 10, 1.0), (&exp1, &unit, 5, 1.0), (&exp1, &square, 400, 5.7), (&exp1, &square, 3, 0.1)]
+        {
+            let v = variance_bound(kernel, domain, n, r).unwrap().value;
+            let inputs = SensitivityInputs { n, ridge: r, v, response_bound: 1.0, rkhs_norm: None };
+            let tight =
+                sensitivity_bound(SensitivityChoice::Auto, BoundChoice::Tight, kernel, domain, &inputs).unwrap();
+            let paper =
+                sensitivity_bound(SensitivityChoice::Auto, BoundChoice::Paper, kernel, domain, &inputs).unwrap();
+            let mut all = vec![
+                lemma_b1(v, n, r, 1.0).unwrap(),
+                sensitivity_coupled(v, n, r, 1.0).unwrap(),
+                sensitivity_operator(v, n, r, 1.0).unwrap(),
+            ];
+            if domain.dim() == 1 {
+                all.push(lemma_b7(v, r, 1.0));
+            }
+            let min = all.iter().copied().fold(f64::INFINITY, f64::min);
+            assert!((tight.value / min - 1.0).abs() < 1e-14, "{} vs {min}", tight.value);
+            assert!(tight.value <= paper.value);
+            // generic under tight: min of the three generic bounds.
+            let generic =
+                sensitivity_bound(SensitivityChoice::Lemma(Lemma::B1), BoundChoice::Tight, kernel, domain, &inputs)
+                    .unwrap();
+            assert!((generic.value / all[..3].iter().copied().fold(f64::INFINITY, f64::min) - 1.0).abs() < 1e-14);
+        }
+        // rkhs under tight is B.8 with half the constant.
+        let inputs = SensitivityInputs { n: 10, ridge: 1.0, v: 0.5, response_bound: 1.0, rkhs_norm: Some(2.0) };
+        let b8 =
+            sensitivity_bound(SensitivityChoice::Lemma(Lemma::B8), BoundChoice::Tight, &exp1, &unit, &inputs).unwrap();
+        assert_eq!(b8.lemma, Lemma::B8Tight);
+        assert!((b8.value - lemma_b8_tight(0.5, 1.0, 2.0)).abs() < 1e-14);
     }
 }

@@ -259,7 +259,8 @@ fn finish(
     } else {
         match solve {
             Solve::Draws => with_draws(params, Draws::new(permissive as u64)?, &target)?,
-            _ => self::report(&with_value(params, solve, permissive), draws, &target)?.epsilon,
+            // The more permissive value may be vacuous (ε = ∞): that is evidence too.
+            _ => epsilon_or_inf(&with_value(params, solve, permissive), draws, &target)?,
         }
     };
     Ok(Calibration { solve, value, report, permissive_value: permissive, permissive_epsilon })

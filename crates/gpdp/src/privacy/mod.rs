@@ -28,5 +28,5 @@ pub use calibrate::{Calibration, Solve, Target, calibrate};
 pub use conversion::{Conversion, delta_for_epsilon, epsilon_for_delta};
 pub use curve::RdpCurve;
 pub use published::{PUBLISHED_LABEL, SensitivityConstants, StudyRelease};
-pub use rdp::{RdpBound, psi};
+pub use rdp::{BoundChoice, CovarianceTerm, MeanTerm, RdpBound, cov_signed, psi};
 pub use report::{ComponentReport, PrivacyReport};

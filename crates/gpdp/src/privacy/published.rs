@@ -31,6 +31,7 @@ use crate::model::draws::Draws;
 use crate::privacy::accountant::{Accountant, Release, ReleaseParams};
 use crate::privacy::bounds::Lemma;
 use crate::privacy::conversion::Conversion;
+use crate::privacy::rdp::BoundChoice;
 use crate::privacy::report::PrivacyReport;
 
 /// The label every output computed with [`SensitivityConstants::Published`]
@@ -101,7 +102,17 @@ impl ReleaseParams {
     /// study's constants: with `Published`, Δ̂ of Lemma B.1 or B.7 is
     /// divided by √2 (the authors' code); any other lemma is refused, since
     /// the published tables used only those two.
+    ///
+    /// The published constants belong to the paper's bound: with them the
+    /// parameters must ask for [`BoundChoice::Paper`].
     pub fn check_study(&self, constants: SensitivityConstants) -> Result<StudyRelease> {
+        if constants == SensitivityConstants::Published && self.bound != BoundChoice::Paper {
+            return Err(Error::InvalidParameter {
+                name: "bound",
+                value: self.bound.name().into(),
+                requirement: "paper with the published constants (they reproduce the paper's tables, which use the paper's bound)",
+            });
+        }
         let release = self.check()?;
         let release = match constants {
             SensitivityConstants::Proven => release,
@@ -155,6 +166,9 @@ mod tests {
         ] {
             let mut p = ReleaseParams::new(Kernel::exponential(0.3).unwrap(), dom.parse().unwrap(), n, r, 0.5);
             p.sensitivity = SensitivityChoice::Lemma(lemma);
+            let e = p.check_study(SensitivityConstants::Published).unwrap_err().to_string();
+            assert!(e.contains("paper with the published constants"), "{e}");
+            p.bound = BoundChoice::Paper;
             let proven = p.check_study(SensitivityConstants::Proven).unwrap();
             let published = p.check_study(SensitivityConstants::Published).unwrap();
             let v = p.check().unwrap().variance_bound().value;
@@ -178,6 +192,7 @@ mod tests {
             1.0,
         );
         c.sensitivity = SensitivityChoice::Lemma(Lemma::B4);
+        c.bound = BoundChoice::Paper;
         assert!(c.check_study(SensitivityConstants::Published).unwrap_err().to_string().contains("B.1 and B.7"));
         assert_eq!("Published".parse::<SensitivityConstants>().unwrap(), SensitivityConstants::Published);
         assert!("b7".parse::<SensitivityConstants>().is_err());

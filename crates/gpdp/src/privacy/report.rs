@@ -17,6 +17,7 @@ use crate::model::draws::Draws;
 use crate::privacy::bounds::Lemma;
 use crate::privacy::conversion::Conversion;
 use crate::privacy::published::SensitivityConstants;
+use crate::privacy::rdp::BoundChoice;
 
 /// One composed release in a [`PrivacyReport`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,12 +46,19 @@ pub struct ComponentReport {
     /// This release's α_max = 1 + 1/τ̃ (may be +∞).
     #[serde(serialize_with = "ser_maybe_inf")]
     pub alpha_max: f64,
-    /// 2ψ_α(τ̃) for one draw at the reported α (∞ in a vacuous report).
+    /// Which proven bound ("tight" or "paper").
+    pub bound: BoundChoice,
+    /// The covariance-leakage term for one draw at the reported α (∞ in a
+    /// vacuous report).
     #[serde(serialize_with = "ser_maybe_inf")]
     pub covariance_term: f64,
+    /// Which covariance term: 2ψ_α(τ̃) (paper) or the signed cov_α(τ̃).
+    pub covariance_term_source: &'static str,
     /// The mean-leakage term for one draw at the reported α (∞ in a vacuous report).
     #[serde(serialize_with = "ser_maybe_inf")]
     pub mean_term: f64,
+    /// Which mean term: the Loewner bound (paper) or the bounded-mean refinement.
+    pub mean_term_source: &'static str,
     /// V̂_n.
     pub variance_bound: f64,
     /// Where V̂_n came from.
@@ -59,7 +67,8 @@ pub struct ComponentReport {
     pub kappa: Option<f64>,
     /// Δ̂_n.
     pub sensitivity: f64,
-    /// The lemma that gave Δ̂_n.
+    /// The bound that gave Δ̂_n (a lemma of the paper, or the tight
+    /// `coupled`, `operator`, `B.8-tight`).
     pub sensitivity_source: Lemma,
     /// `proven` for every guarantee; `published` only in the studies'
     /// reproductions of the paper's tables (not a proven guarantee).
