@@ -608,7 +608,7 @@ mod tests {
         let tau = 2.0;
         for am1 in [0.1, 0.2, 0.3, 0.49, 0.4999999] {
             let x = (1.0 + am1) * am1 * tau * tau / (1.0 + tau);
-            let direct = -(-x as f64).ln_1p() / (2.0 * am1);
+            let direct = -(-x).ln_1p() / (2.0 * am1);
             let got = cov_signed(am1, tau);
             assert!((got - direct).abs() <= 1e-9 * direct, "am1={am1}: {got} vs {direct}");
         }
