@@ -605,8 +605,8 @@ mod tests {
         assert!((cov_signed(1.0, 0.5) - 0.5 * 1.5f64.ln()).abs() < 1e-15);
         // Both branches of the evaluation agree where they meet, and near α_max
         // the product form keeps its precision.
-        let tau = 2.0;
-        for am1 in [0.1, 0.2, 0.3, 0.49, 0.4999999] {
+        let tau: f64 = 2.0;
+        for am1 in [0.1f64, 0.2, 0.3, 0.49, 0.4999999] {
             let x = (1.0 + am1) * am1 * tau * tau / (1.0 + tau);
             let direct = -(-x).ln_1p() / (2.0 * am1);
             let got = cov_signed(am1, tau);
