@@ -155,10 +155,11 @@ pub fn read_batch(name: &str, bytes: &[u8], defaults: &BatchDefaults, keep: &[St
     let mut records = Vec::new();
     let mut rows = Vec::new();
     let mut domains: HashMap<String, Domain> = HashMap::new();
+    let mut lines = super::table::Lines::new(bytes);
     for (i, rec) in rdr.records().enumerate() {
         let row = i + 1;
         let rec = rec.map_err(|e| input(format!("{name} row {row}: unreadable record: {e}")))?;
-        let line = rec.position().map_or(row + 1, |p| super::table::line_of(bytes, p.byte()));
+        let line = rec.position().map_or(row + 1, |p| lines.at(p.byte()));
         if rec.len() != headers.len() {
             return Err(input(format!(
                 "{name} row {row} (line {line}): {} fields, but the header has {}",

@@ -115,11 +115,12 @@ pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table>
     let mut data = Vec::new();
     let mut ys = Vec::new();
     let mut count = 0usize;
+    let mut lines = Lines::new(bytes);
     for (i, rec) in rdr.records().enumerate() {
         let row = i + 1;
         let rec = rec.map_err(|e| input(format!("{name} row {row}: unreadable record: {e}")))?;
         // The line as an editor shows it (the reader's own count skips blank lines).
-        let line = rec.position().map_or(row + 1, |p| line_of(bytes, p.byte()));
+        let line = rec.position().map_or(row + 1, |p| lines.at(p.byte()));
         if rec.len() != headers.len() {
             return Err(input(format!(
                 "{name} row {row} (line {line}): {} fields, but the header has {}",
@@ -151,14 +152,35 @@ pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table>
     Ok(Table { x_names, x: Points::new(data, d)?, y: ycol.map(|_| ys) })
 }
 
-/// 1-based line of the first non-blank byte at or after `offset` (the
-/// reader reports a record as starting where the blank lines before it do).
-pub(crate) fn line_of(bytes: &[u8], offset: u64) -> usize {
-    let mut end = (offset as usize).min(bytes.len());
-    while end < bytes.len() && matches!(bytes[end], b'\n' | b'\r') {
-        end += 1;
+/// Line numbers of records, counted incrementally (records come in order, so
+/// reading a file stays linear in its size).
+pub(crate) struct Lines<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Lines { bytes, pos: 0, line: 1 }
     }
-    1 + bytes[..end].iter().filter(|&&b| b == b'\n').count()
+
+    /// 1-based line of the first non-blank byte at or after `offset` (the
+    /// reader reports a record as starting where the blank lines before it
+    /// do).
+    pub(crate) fn at(&mut self, offset: u64) -> usize {
+        let b = self.bytes;
+        let mut end = (offset as usize).min(b.len());
+        while end < b.len() && matches!(b[end], b'\n' | b'\r') {
+            end += 1;
+        }
+        if end < self.pos {
+            (self.pos, self.line) = (0, 1); // out of order: count again from the start
+        }
+        self.line += b[self.pos..end].iter().filter(|&&c| c == b'\n').count();
+        self.pos = end;
+        self.line
+    }
 }
 
 /// Reads the columns named `cols` (matched case-insensitively, each exactly
@@ -190,9 +212,10 @@ pub fn read_named_columns(path: &Path, cols: &[&str]) -> Result<Vec<Vec<f64>>> {
         }
     }
     let mut out = Vec::new();
+    let mut lines = Lines::new(&bytes);
     for rec in rdr.records() {
         let rec = rec.map_err(|e| input(format!("cannot read {name}: {e}")))?;
-        let line = rec.position().map_or(0, |p| line_of(&bytes, p.byte()));
+        let line = rec.position().map_or(0, |p| lines.at(p.byte()));
         let mut row = Vec::with_capacity(cols.len());
         for (k, &i) in idx.iter().enumerate() {
             let t = rec.get(i).unwrap_or("");
