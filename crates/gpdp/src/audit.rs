@@ -73,11 +73,44 @@ impl DivergenceParts {
     }
 }
 
+/// h(λ) = log1p((α−1)λ)/(α−1) + log1p(−λ) for λ < 1, without the
+/// cancellation of its two ≈ ±λ terms: by the power series
+/// Σ_{k≥2} ((−1)^{k+1}(α−1)^{k−1} − 1)·λ^k/k where |λ|·max(1, α−1) ≤ 0.1
+/// (40 terms: truncation below 10⁻⁴⁰ relative), directly elsewhere (where the
+/// two terms differ by at least a factor 1.1, losing at most a digit).
+fn h_term(am1: f64, lambda: f64) -> f64 {
+    if lambda.abs() * am1.max(1.0) <= 0.1 {
+        let mut sum = 0.0;
+        let mut pow = lambda; // λ^k
+        let mut apow = 1.0; // (α−1)^{k−1}
+        for k in 2..=40 {
+            pow *= lambda;
+            apow *= am1;
+            let sign = if k % 2 == 0 { -1.0 } else { 1.0 };
+            sum += (sign * apow - 1.0) * pow / k as f64;
+        }
+        sum
+    } else {
+        (am1 * lambda).ln_1p() / am1 + (-lambda).ln_1p()
+    }
+}
+
 /// The mean and covariance parts of D_α(N(μ₁, σ²K₁) ‖ N(μ₂, σ²K₂)) for
-/// positive-definite K₁, K₂ and α > 1 (see [`DivergenceParts`]). Both parts
-/// are +∞ when K_α = αK₂ + (1−α)K₁ is not positive definite.
+/// positive-definite K₁, K₂ and α = 1 + `am1` > 1 (see [`DivergenceParts`]).
+/// Both parts are +∞ when K_α = αK₂ + (1−α)K₁ is not positive definite.
+///
+/// Computed without dividing a difference of log-determinants by α − 1
+/// (which loses ε_mach·κ/(α−1) as α → 1): with K₂ = LLᵀ and
+/// S = L⁻¹(K₂ − K₁)L⁻ᵀ = UΛUᵀ, K_α = L(I + (α−1)S)Lᵀ and K₁ = L(I − S)Lᵀ, so
+///
+/// ```text
+/// covariance = −½·Σᵢ [log1p((α−1)λᵢ)/(α−1) + log1p(−λᵢ)],
+/// δᵀK_α⁻¹δ  = Σᵢ (uᵢᵀL⁻¹δ)² / (1 + (α−1)λᵢ),
+/// ```
+///
+/// and K_α ≻ 0 exactly when every 1 + (α−1)λᵢ > 0.
 pub fn gaussian_renyi_parts(
-    alpha: f64,
+    am1: f64,
     mu1: &[f64],
     k1: &Mat<f64>,
     mu2: &[f64],
@@ -87,23 +120,44 @@ pub fn gaussian_renyi_parts(
     if mu2.len() != m || k1.nrows() != m || k2.nrows() != m || k1.ncols() != m || k2.ncols() != m {
         return Err(Error::Dimension("means and covariances must all have the same size".into()));
     }
-    if !(alpha > 1.0) {
-        return Err(Error::InvalidParameter { name: "α", value: alpha.to_string(), requirement: "> 1" });
-    }
-    let ld1 =
-        log_det_pd(k1).ok_or_else(|| Error::Factorisation { what: "K₁", detail: "not positive definite".into() })?;
-    let ld2 =
-        log_det_pd(k2).ok_or_else(|| Error::Factorisation { what: "K₂", detail: "not positive definite".into() })?;
-    let ka = Mat::from_fn(m, m, |i, j| alpha * k2[(i, j)] + (1.0 - alpha) * k1[(i, j)]);
-    let Ok(llt) = ka.llt(Side::Lower) else {
-        return Ok(DivergenceParts { covariance: f64::INFINITY, quad: f64::INFINITY });
-    };
+    let am1 = crate::error::positive("α − 1", am1)?;
+    let not_pd = |what: &'static str| Error::Factorisation { what, detail: "not positive definite".into() };
+    log_det_pd(k1).ok_or_else(|| not_pd("K₁"))?;
+    let llt = k2.llt(Side::Lower).map_err(|_| not_pd("K₂"))?;
     let l = llt.L();
-    let lda: f64 = (0..m).map(|i| 2.0 * l[(i, i)].ln()).sum();
-    let mut d = Mat::from_fn(m, 1, |i, _| mu1[i] - mu2[i]);
-    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, d.as_mut(), faer::Par::Seq);
-    let quad: f64 = (0..m).map(|i| d[(i, 0)] * d[(i, 0)]).sum();
-    let covariance = -((lda - (1.0 - alpha) * ld1 - alpha * ld2) / (2.0 * (alpha - 1.0)));
+    // S = L⁻¹ (K₂ − K₁) L⁻ᵀ, symmetrised.
+    let mut x = Mat::from_fn(m, m, |i, j| k2[(i, j)] - k1[(i, j)]);
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, x.as_mut(), faer::Par::Seq);
+    let mut xt = x.transpose().to_owned();
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, xt.as_mut(), faer::Par::Seq);
+    // Entries below 1e-150 are flushed to 0: they change the divergence by
+    // O(λ²) < 1e-300, and subnormal entries stall the eigensolver.
+    let sym = Mat::from_fn(m, m, |i, j| {
+        let e = 0.5 * (xt[(i, j)] + xt[(j, i)]);
+        if e.abs() < 1e-150 { 0.0 } else { e }
+    });
+    if (0..m).any(|i| (0..m).any(|j| !sym[(i, j)].is_finite())) {
+        return Err(Error::Factorisation { what: "L⁻¹(K₂ − K₁)L⁻ᵀ", detail: "not finite".into() });
+    }
+    let eig = sym
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| Error::Factorisation { what: "L⁻¹(K₂ − K₁)L⁻ᵀ", detail: format!("{e:?}") })?;
+    let (lam, u) = (eig.S(), eig.U());
+    if (0..m).any(|i| !(1.0 + am1 * lam[i] > 0.0)) {
+        return Ok(DivergenceParts { covariance: f64::INFINITY, quad: f64::INFINITY });
+    }
+    if (0..m).any(|i| !(lam[i] < 1.0)) {
+        return Err(not_pd("K₁ (relative to K₂)"));
+    }
+    let covariance = -0.5 * (0..m).map(|i| h_term(am1, lam[i])).sum::<f64>();
+    let mut z = Mat::from_fn(m, 1, |i, _| mu1[i] - mu2[i]);
+    faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, z.as_mut(), faer::Par::Seq);
+    let quad: f64 = (0..m)
+        .map(|i| {
+            let c: f64 = (0..m).map(|k| u[(k, i)] * z[(k, 0)]).sum();
+            c * c / (1.0 + am1 * lam[i])
+        })
+        .sum();
     Ok(DivergenceParts { covariance, quad })
 }
 
@@ -111,7 +165,7 @@ pub fn gaussian_renyi_parts(
 /// Returns +∞ when K_α = αK₂ + (1−α)K₁ is not positive definite (the
 /// divergence is infinite there).
 pub fn gaussian_renyi(alpha: f64, mu1: &[f64], k1: &Mat<f64>, mu2: &[f64], k2: &Mat<f64>, scale: f64) -> Result<f64> {
-    Ok(gaussian_renyi_parts(alpha, mu1, k1, mu2, k2)?.total(alpha, scale))
+    Ok(gaussian_renyi_parts(alpha - 1.0, mu1, k1, mu2, k2)?.total(alpha, scale))
 }
 
 /// One neighbouring pair: a common core and the two differing records.
@@ -311,12 +365,13 @@ pub fn dense_divergence(
     gp_noise: f64,
     alpha: f64,
 ) -> Result<f64> {
-    Ok(dense_divergence_parts(kernel, pair, test, ridge, scale, gp_noise, alpha)?.total(alpha, scale))
+    Ok(dense_divergence_parts(kernel, pair, test, ridge, scale, gp_noise, alpha - 1.0)?.total(alpha, scale))
 }
 
 /// The mean and covariance parts of [`dense_divergence`]: the covariances are
 /// K_D + (η/σ)²K(X_T, X_T) (normalised by σ²), so with η > 0 both parts
 /// depend on σ; [`DivergenceParts::mean`] with the same σ gives the mean part.
+/// The order is α = 1 + `am1` (see [`gaussian_renyi_parts`]).
 pub fn dense_divergence_parts(
     kernel: &Kernel,
     pair: &NeighbourPair,
@@ -324,7 +379,7 @@ pub fn dense_divergence_parts(
     ridge: f64,
     scale: f64,
     gp_noise: f64,
-    alpha: f64,
+    am1: f64,
 ) -> Result<DivergenceParts> {
     let (d1, d2) = pair.datasets()?;
     let p1 = Posterior::fit(*kernel, &d1, ridge)?;
@@ -339,7 +394,7 @@ pub fn dense_divergence_parts(
         k1 += &prior * faer::Scale(ratio);
         k2 += &prior * faer::Scale(ratio);
     }
-    gaussian_renyi_parts(alpha, &mu1, &k1, &mu2, &k2)
+    gaussian_renyi_parts(am1, &mu1, &k1, &mu2, &k2)
 }
 
 #[cfg(test)]
@@ -358,6 +413,17 @@ mod tests {
         assert!((got - want).abs() < 1e-14, "{got} {want}");
         // Not finite when K_α is not positive definite: α·1 + (1−α)·2 ≤ 0 for α ≥ 2.
         assert_eq!(gaussian_renyi(3.0, &[0.0], &k2, &[0.0], &k1, 1.0).unwrap(), f64::INFINITY);
+
+        // As α → 1 (α − 1 passed directly): the covariance part of
+        // D_α(N(0,1) ‖ N(0,2)) is −[log1p((α−1)/2)/(α−1) − log 2]/2, which
+        // tends to KL = ½(½ − 1 + log 2); a log-determinant difference divided
+        // by α − 1 would lose ε_mach/(α−1) here.
+        for am1 in [1e-3, 1e-6, 1e-9, 1e-12] {
+            let parts = gaussian_renyi_parts(am1, &[0.0], &k1, &[0.0], &k2).unwrap();
+            let want = -((am1 / 2.0).ln_1p() / am1 - 2f64.ln()) / 2.0;
+            assert!((parts.covariance - want).abs() <= 1e-14 * want, "{am1}: {} vs {want}", parts.covariance);
+            assert_eq!(parts.quad, 0.0);
+        }
     }
 
     #[test]
@@ -456,7 +522,7 @@ mod tests {
         }
         // The same parts from the dense computation on a test set ⊇ {x, x'}.
         let test = Points::from_1d(&[0.5, 0.9, 0.05, 0.7]);
-        let dense = dense_divergence_parts(&kernel, &pair, &test, ridge, 1.0, 0.0, alpha).unwrap();
+        let dense = dense_divergence_parts(&kernel, &pair, &test, ridge, 1.0, 0.0, alpha - 1.0).unwrap();
         assert!((dense.covariance - parts.covariance).abs() <= 1e-9 * parts.covariance);
         assert!((dense.quad - parts.quad).abs() <= 1e-9 * parts.quad);
         // Core quantities: residuals, the RKHS norm, and k(x,x) − v computed directly.
