@@ -1,7 +1,8 @@
 //! The tight accountant on the settings of issue 10's acceptance table:
 //! at most the proven target (× 1.005), and the paper's bound unchanged.
 //! The targets come from an independent computation of the same bounds
-//! (SPEC §7); the paper's values are the accountant's before issue 10.
+//! (docs/proofs/tight-accountant.md); the paper's values are the accountant's
+//! before issue 10.
 
 use gpdp::{BoundChoice, Conversion, Draws, Kernel, ReleaseParams};
 
