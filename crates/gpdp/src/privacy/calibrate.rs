@@ -11,7 +11,10 @@
 //! η; L + 1 for draws) does **not** meet the target; that value and its ε are
 //! returned too, as evidence. ε is monotone in r, η and L, and in σ when
 //! η = 0 (smaller r, η, σ or larger L never decrease any term of Theorem 3.1 /
-//! Proposition 2), so bisection is sound. With η > 0, ε is **not** monotone
+//! Proposition 2; for the tight bound's coupled sensitivity monotonicity in r
+//! is checked numerically, not proven — docs/proofs/sensitivity-coupled-operator.md —
+//! and the final check above keeps the result valid either way), so bisection
+//! is sound. With η > 0, ε is **not** monotone
 //! in σ (τ̃ = σ²V/(σ²r² + η²(V + r²)) grows with σ while the mean term
 //! shrinks), so solving for σ with η > 0 is refused.
 //!
@@ -19,7 +22,7 @@
 //!
 //! [`Error::Unreachable`] when no value of the free parameter meets the
 //! target, with what would help (e.g. when solving for σ, the covariance
-//! floor 2ψ_α at σ = ∞ already exceeds ε: increase r).
+//! term alone (the bound at σ = ∞) already exceeds ε: increase r).
 
 use std::fmt;
 use std::str::FromStr;
