@@ -9,5 +9,6 @@
 
 pub use crate::posterior::markov1d::{Markov1d, prior_sample};
 pub use crate::sampling::{
-    DenseSampler, Lattice, LatticePlan, LatticeSampler, Process, SamplePath, SampledPaths, Sampler,
+    DenseSampler, Lattice, LatticePlan, LatticeSampler, Process, SamplePath, SampledPaths, Sampler, StateSpaceModel,
+    StateSpaceSampler,
 };

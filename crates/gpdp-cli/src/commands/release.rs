@@ -75,9 +75,11 @@ pub struct ReleaseCmdArgs {
     #[arg(long = "on-unbounded", value_name = "clip|reject", default_value = "clip")]
     pub on_unbounded: OnUnbounded,
 
-    /// Sampler: auto (lattice when --grid and --covariate-lattice allow it,
-    /// else dense), dense, or lattice. Chosen from public inputs only.
-    #[arg(long, value_name = "auto|dense|lattice", default_value = "auto")]
+    /// Sampler: auto (state-space on a 1-D domain with the exponential,
+    /// matern32 or matern52 kernel — exact, O(n + m); else lattice when
+    /// --grid and --covariate-lattice allow it; else dense), dense, lattice,
+    /// or state-space. Chosen from public inputs only.
+    #[arg(long, value_name = "auto|dense|lattice|state-space", default_value = "auto")]
     pub sampler: SamplerPolicy,
 
     /// Declare (publicly) that every covariate lies on the regular lattice of

@@ -49,7 +49,7 @@ use crate::posterior::Posterior;
 use crate::privacy::{Calibration, Conversion, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
 use crate::resources::{Need, check_memory};
 use crate::rng::ReleaseRng;
-use crate::sampling::{Process, SamplerPlan, SamplerPolicy};
+use crate::sampling::{Process, Sampler, SamplerPlan, SamplerPolicy, StateSpaceSampler};
 
 pub use lazy::{LazyRelease, PrivatePath};
 pub use report::{CalibrationSummary, DataPolicySummary, ReleaseReport, statement};
@@ -262,8 +262,8 @@ impl Mechanism {
         SamplerPlan::new(self.params.sampler, &r.kernel, &r.domain, query, self.params.covariate_lattice.as_ref())
     }
 
-    fn fit(&self, data: &Dataset) -> Result<(Process, PolicyOutcome, f64)> {
-        let t = Instant::now();
+    /// The data policy applied, and Lemma B.8's assumption checked against it.
+    fn prepare(&self, data: &Dataset) -> Result<(Dataset, PolicyOutcome)> {
         let (data, outcome) = self.policy.apply(data)?;
         if self.params.uses_rkhs_lemma() && outcome.responses_clipped > 0 {
             return Err(Error::InvalidLemma {
@@ -274,6 +274,12 @@ impl Mechanism {
                 ),
             });
         }
+        Ok((data, outcome))
+    }
+
+    fn fit(&self, data: &Dataset) -> Result<(Process, PolicyOutcome, f64)> {
+        let t = Instant::now();
+        let (data, outcome) = self.prepare(data)?;
         let r = &self.params.release;
         let posterior = Posterior::fit(r.kernel, &data, r.ridge)?;
         let process = Process::new(posterior, r.scale, r.gp_noise)?;
@@ -285,9 +291,12 @@ impl Mechanism {
     pub fn release(&self, data: &Dataset, query: &Query, rng: &mut ReleaseRng) -> Result<PrivateRelease> {
         let plan = self.plan(query)?;
         let n = self.params.release.n as f64;
-        let mut needs = vec![Need::doubles("the posterior's Gram matrix and Cholesky factor (2 × n²)", 2.0 * n * n)];
+        let mut needs = Vec::new();
+        if !plan.is_state_space() {
+            needs.push(Need::doubles("the posterior's Gram matrix and Cholesky factor (2 × n²)", 2.0 * n * n));
+        }
         needs.extend(plan.memory(query.len(), self.params.release.n, self.params.draws.get()));
-        let hint = if plan.lattice_plan().is_none() {
+        let hint = if plan.lattice_plan().is_none() && !plan.is_state_space() {
             let budget = crate::resources::MEMORY_SHARE * crate::resources::available_memory();
             format!(
                 "the dense sampler fits about {:.0} query points in this memory; use fewer points or draws, or declare the covariates' lattice (covariate_lattice / --covariate-lattice) so that the lattice sampler serves a grid",
@@ -297,9 +306,20 @@ impl Mechanism {
             "use fewer query points or draws".to_string()
         };
         check_memory("this release", &needs, &hint)?;
-        let (process, outcome, fit_seconds) = self.fit(data)?;
-        let t = Instant::now();
-        let sampled = plan.sampler(process)?.sample(query.points(), self.params.draws, rng)?;
+        let r = &self.params.release;
+        let (sampled, outcome, fit_seconds, t) = if plan.is_state_space() {
+            // Exact O(n + m) draws from the data directly (no dense fit).
+            let t0 = Instant::now();
+            let (data, outcome) = self.prepare(data)?;
+            let sampler = StateSpaceSampler::new(&r.kernel, &data, r.ridge, r.scale, r.gp_noise)?;
+            let fit_seconds = t0.elapsed().as_secs_f64();
+            let t = Instant::now();
+            (sampler.sample(query.points(), self.params.draws, rng)?, outcome, fit_seconds, t)
+        } else {
+            let (process, outcome, fit_seconds) = self.fit(data)?;
+            let t = Instant::now();
+            (plan.sampler(process)?.sample(query.points(), self.params.draws, rng)?, outcome, fit_seconds, t)
+        };
         let sample_seconds = t.elapsed().as_secs_f64();
         debug_assert_eq!(sampled.values.len() as u64, self.params.draws.get());
         let report = ReleaseReport::new(self, rng, query.summary(), plan.summary(), sampled.jitter);

@@ -169,3 +169,28 @@ fn two_dimensional_lattice_release_matches_the_dense_law_in_the_mean() {
         assert!((mean - mu[i]).abs() <= 5.0 * se, "point {i}: {mean} vs {} (se {se})", mu[i]);
     }
 }
+
+/// A 1-D release with a state-space kernel is served by the state-space
+/// sampler, without a dense fit (n = 20 000 would need 6.4 GB for the Gram
+/// matrix and its factor), and its report depends on public inputs only.
+#[test]
+fn one_dimensional_releases_use_the_state_space_sampler_without_a_dense_fit() {
+    let n = 20_000;
+    let kernel = Kernel::new(KernelKind::Matern32, 0.1).unwrap();
+    let p = MechanismParams::new(ReleaseParams::new(kernel, Domain::interval(0.0, 1.0).unwrap(), n, 2.0, 1.0), 1e-5);
+    let m = p.check().unwrap();
+    let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.618_033_988_75) % 1.0).collect();
+    let d1 = Dataset::new(Points::from_1d(&xs), xs.iter().map(|x| (5.0 * x).sin()).collect()).unwrap();
+    let d2 = Dataset::new(Points::from_1d(&xs), xs.iter().map(|x| (9.0 * x).cos() * 0.5).collect()).unwrap();
+    let q = grid_1d(50_000);
+    let a = m.release(&d1, &q, &mut ReleaseRng::seeded(1)).unwrap();
+    let b = m.release(&d2, &q, &mut ReleaseRng::seeded(1)).unwrap();
+    assert_eq!(a.report.sampler.plan.method, crate::sampling::statespace::METHOD);
+    assert_eq!(serde_json::to_string(&a.report).unwrap(), serde_json::to_string(&b.report).unwrap());
+    assert_ne!(a.paths, b.paths);
+    // The dense sampler, asked for explicitly, is refused for its size before any work.
+    let mut dense = p.clone();
+    dense.sampler = SamplerPolicy::Dense;
+    let e = dense.check().unwrap().release(&d1, &q, &mut ReleaseRng::seeded(1)).unwrap_err();
+    assert!(e.to_string().contains("too large") || e.to_string().contains("memory"), "{e}");
+}

@@ -8,7 +8,12 @@
 //! - [`SamplerPolicy::Lattice`]: circulant embedding + Matheron update on the
 //!   common lattice of a grid query and the declared covariate lattice;
 //!   refused if either is missing or the embedding cannot be made exact.
-//! - [`SamplerPolicy::Auto`]: the lattice sampler when it applies, else dense.
+//! - [`SamplerPolicy::StateSpace`]: Kalman filter + backward sampling on a
+//!   1-D domain for the kernels with an exact state-space form (exponential,
+//!   Matérn-3/2, Matérn-5/2); O((n + m)·p³), no n × n or m × m matrix.
+//! - [`SamplerPolicy::Auto`]: the state-space sampler on a 1-D domain when
+//!   the kernel has a state-space form, else the lattice sampler when it
+//!   applies, else dense.
 //!
 //! Data that contradict the declaration (a covariate off the lattice) are
 //! refused by the data policy ([`crate::model::policy`]); the plan is never
@@ -22,6 +27,7 @@ use serde::Serialize;
 
 use super::dense::{self, DenseSampler};
 use super::lattice::{self, Lattice, LatticePlan, LatticeSampler};
+use super::statespace;
 use super::{Process, Sampler};
 use crate::error::{Error, Result};
 use crate::model::domain::Domain;
@@ -41,15 +47,20 @@ pub enum SamplerPolicy {
     /// Circulant embedding + Matheron update (needs a grid query and a
     /// declared covariate lattice).
     Lattice,
+    /// Kalman filter + backward sampling (1-D; exponential, Matérn-3/2,
+    /// Matérn-5/2).
+    #[serde(rename = "state-space")]
+    StateSpace,
 }
 
 impl SamplerPolicy {
-    /// "auto", "dense" or "lattice".
+    /// "auto", "dense", "lattice" or "state-space".
     pub fn name(self) -> &'static str {
         match self {
             SamplerPolicy::Auto => "auto",
             SamplerPolicy::Dense => "dense",
             SamplerPolicy::Lattice => "lattice",
+            SamplerPolicy::StateSpace => "state-space",
         }
     }
 }
@@ -67,10 +78,11 @@ impl FromStr for SamplerPolicy {
             "auto" => Ok(SamplerPolicy::Auto),
             "dense" => Ok(SamplerPolicy::Dense),
             "lattice" => Ok(SamplerPolicy::Lattice),
+            "state-space" | "statespace" => Ok(SamplerPolicy::StateSpace),
             _ => Err(Error::InvalidParameter {
                 name: "sampler",
                 value: s.to_string(),
-                requirement: "one of auto, dense, lattice",
+                requirement: "one of auto, dense, lattice, state-space",
             }),
         }
     }
@@ -80,6 +92,8 @@ impl FromStr for SamplerPolicy {
 enum Choice {
     Dense,
     Lattice(Arc<LatticePlan>),
+    /// The state-space sampler, with the kernel's order p.
+    StateSpace(usize),
 }
 
 /// The sampler chosen for a query, with the public reason for the choice.
@@ -128,6 +142,30 @@ impl SamplerPlan {
         if policy == SamplerPolicy::Dense {
             return Ok(SamplerPlan { policy, choice: Choice::Dense, reason: "requested".into() });
         }
+        let order = statespace::order(kernel.kind()).filter(|_| domain.dim() == 1);
+        match (policy, order) {
+            (SamplerPolicy::StateSpace | SamplerPolicy::Auto, Some(p)) => {
+                return Ok(SamplerPlan {
+                    policy,
+                    choice: Choice::StateSpace(p),
+                    reason: format!(
+                        "1-D domain and the {} kernel has an exact state-space form of order {p}",
+                        kernel.kind()
+                    ),
+                });
+            }
+            (SamplerPolicy::StateSpace, None) => {
+                return Err(Error::Unsupported(if domain.dim() != 1 {
+                    format!("the state-space sampler is for 1-D domains, but {domain} is {}-D", domain.dim())
+                } else {
+                    format!(
+                        "the {} kernel has no exact finite-dimensional state-space form (only exponential, matern32, matern52)",
+                        kernel.kind()
+                    )
+                }));
+            }
+            _ => {}
+        }
         match lattice_plan(kernel, domain, query, covariates) {
             Ok(plan) => Ok(SamplerPlan {
                 policy,
@@ -153,6 +191,7 @@ impl SamplerPlan {
         match self.choice {
             Choice::Dense => dense::METHOD,
             Choice::Lattice(_) => lattice::METHOD,
+            Choice::StateSpace(_) => statespace::METHOD,
         }
     }
 
@@ -165,8 +204,14 @@ impl SamplerPlan {
     pub fn lattice_plan(&self) -> Option<&LatticePlan> {
         match &self.choice {
             Choice::Lattice(p) => Some(p),
-            Choice::Dense => None,
+            Choice::Dense | Choice::StateSpace(_) => None,
         }
+    }
+
+    /// Whether the state-space sampler serves the release (it works from the
+    /// data directly: no dense posterior is fitted).
+    pub fn is_state_space(&self) -> bool {
+        matches!(self.choice, Choice::StateSpace(_))
     }
 
     /// The public description for reports.
@@ -200,6 +245,15 @@ impl SamplerPlan {
                 needs.push(Need::doubles("the embedding and one torus field (3 × torus)", 3.0 * torus));
                 needs.push(Need::doubles("K(query, X) (m × n)", m * n));
             }
+            Choice::StateSpace(p) => {
+                let p = *p as f64;
+                // Per node (≤ n + m): filtered mean and covariance (p + p²), backward gain and
+                // factor (2p²), mean, positions, index and per-draw buffers (≈ 6).
+                needs.push(Need::doubles(
+                    "the state-space filter and smoother ((3p² + p + 6) × (n + m))",
+                    (3.0 * p * p + p + 6.0) * (n + m),
+                ));
+            }
         }
         needs
     }
@@ -210,6 +264,11 @@ impl SamplerPlan {
         Ok(match &self.choice {
             Choice::Dense => Box::new(DenseSampler::new(process)),
             Choice::Lattice(p) => Box::new(LatticeSampler::new(process, Arc::clone(p))?),
+            Choice::StateSpace(_) => {
+                return Err(Error::Unsupported(
+                    "the state-space sampler is built from the data, not from a fitted dense posterior".into(),
+                ));
+            }
         })
     }
 }

@@ -32,6 +32,7 @@ pub mod auto;
 pub mod dense;
 pub mod lattice;
 pub mod path;
+pub mod statespace;
 
 use std::sync::Arc;
 
@@ -47,6 +48,7 @@ pub use auto::{SamplerPlan, SamplerPolicy};
 pub use dense::DenseSampler;
 pub use lattice::{Lattice, LatticePlan, LatticeSampler};
 pub use path::SamplePath;
+pub use statespace::{StateSpaceModel, StateSpaceSampler};
 
 /// The released process f = μ_D + σ·z + η·g for a fitted posterior (shared,
 /// so that samplers and lazy paths can own it).
