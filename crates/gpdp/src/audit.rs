@@ -248,7 +248,7 @@ pub fn core_quantities(kernel: &Kernel, pair: &NeighbourPair, ridge: f64) -> Res
     let post = Posterior::fit(*kernel, &core, ridge)?;
     let c = post.covariance(&q, &q)?;
     let mu = post.mean(&q)?;
-    let cross = kernel.cross(&pair.core_x, &q);
+    let cross = kernel.cross(post.train_x(), &q); // distinct core covariates (the posterior aggregates repeats)
     let explained = |j: usize| -> Result<f64> {
         let k: Vec<f64> = (0..cross.nrows()).map(|i| cross[(i, j)]).collect();
         let a = post.solve(&k)?;

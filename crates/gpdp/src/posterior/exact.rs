@@ -11,6 +11,13 @@
 //! *normalised* posterior covariance k_D); scale by σ² where needed. A is
 //! factorised once by Cholesky (no jitter is needed or added: r > 0 makes A
 //! positive definite).
+//!
+//! **Repeated covariates are aggregated** (docs/model.md §3.1): c records at
+//! one point with mean response ȳ are one observation of f there with noise
+//! variance r²/c (the mean is a sufficient statistic of their Gaussian
+//! likelihood). So the solve is over the u distinct covariates X_u, with
+//! A = K(X_u, X_u) + r²·C⁻¹, C = diag(counts), and μ_D, k_D are exactly
+//! those of the n records.
 
 use faer::Mat;
 
@@ -41,12 +48,30 @@ pub(crate) fn check_dense(what: &str, rows: usize, cols: usize) -> Result<()> {
 #[derive(Debug, Clone)]
 pub struct Posterior {
     kernel: Kernel,
+    /// The distinct covariates X_u.
     x: Points,
     ridge: f64,
-    /// Lower Cholesky factor L of A = K + r²I.
+    /// Records at each distinct covariate.
+    counts: Vec<usize>,
+    /// Lower Cholesky factor L of A = K(X_u, X_u) + r²C⁻¹.
     chol: Mat<f64>,
-    /// A⁻¹ y.
+    /// A⁻¹ ȳ.
     weights: Vec<f64>,
+}
+
+/// Distinct covariates (exact equality; −0 = 0), the number of records at
+/// each and their mean response.
+fn aggregate(data: &Dataset) -> (Points, Vec<usize>, Vec<f64>) {
+    let (uniq, map) = crate::sampling::dedupe(data.x());
+    let u = uniq.len();
+    let mut counts = vec![0usize; u];
+    let mut sums = vec![0.0; u];
+    for (i, &j) in map.iter().enumerate() {
+        counts[j] += 1;
+        sums[j] += data.y()[i];
+    }
+    let means = sums.iter().zip(&counts).map(|(s, &c)| s / c as f64).collect();
+    (uniq, counts, means)
 }
 
 impl Posterior {
@@ -57,29 +82,40 @@ impl Posterior {
     /// definite — increase r).
     pub fn fit(kernel: Kernel, data: &Dataset, ridge: f64) -> Result<Self> {
         crate::error::ridge(ridge)?;
-        let n = data.len();
-        check_dense("K(X, X) + r²I", n, n)?;
+        let (x, counts, ybar) = aggregate(data);
+        let n = x.len();
+        check_dense("K(X, X) + r²C⁻¹ (distinct covariates)", n, n)?;
         let nf = n as f64;
         crate::resources::check_memory(
             "fitting the posterior",
-            &[crate::resources::Need::doubles("K(X, X) + r²I and its Cholesky factor (2 × n²)", 2.0 * nf * nf)],
-            "use fewer records (the exact posterior needs n² memory)",
+            &[crate::resources::Need::doubles(
+                "K(X, X) + r²C⁻¹ and its Cholesky factor over the distinct covariates (2 × u²)",
+                2.0 * nf * nf,
+            )],
+            "use fewer distinct covariates (the exact posterior needs u² memory for u distinct covariates)",
         )?;
-        let mut a = kernel.gram(data.x());
+        let mut a = kernel.gram(&x);
         let r2 = ridge * ridge;
         for i in 0..n {
-            a[(i, i)] += r2;
+            a[(i, i)] += r2 / counts[i] as f64;
         }
         let chol = crate::linalg::cholesky_lower(&a).map_err(|e| Error::Factorisation {
             what: "K(X, X) + r²I",
             detail: format!(
-                "{e:?} (n = {n}, r = {ridge}); the matrix is not numerically positive definite — increase the ridge r"
+                "{e:?} (n = {}, {n} distinct covariates, r = {ridge}); the matrix is not numerically positive definite — increase the ridge r",
+                data.len()
             ),
         })?;
         drop(a);
-        let mut post = Posterior { kernel, x: data.x().clone(), ridge, chol, weights: Vec::new() };
-        post.weights = post.solve(data.y())?;
+        let mut post = Posterior { kernel, x, ridge, counts, chol, weights: Vec::new() };
+        post.weights = post.solve(&ybar)?;
         Ok(post)
+    }
+
+    /// The noise variance of the aggregated observation at distinct
+    /// covariate j: r²/c_j.
+    pub fn noise_variance(&self, j: usize) -> f64 {
+        self.ridge * self.ridge / self.counts[j] as f64
     }
 
     /// The kernel k.
@@ -92,17 +128,22 @@ impl Posterior {
         self.ridge
     }
 
-    /// Number of training records n.
+    /// Number of distinct training covariates u (the size of the solve).
     pub fn n(&self) -> usize {
         self.x.len()
     }
 
-    /// The training covariates X.
+    /// Number of training records n (with repetitions).
+    pub fn records(&self) -> usize {
+        self.counts.iter().sum()
+    }
+
+    /// The distinct training covariates X_u.
     pub fn train_x(&self) -> &Points {
         &self.x
     }
 
-    /// The lower Cholesky factor L of K + r²I.
+    /// The lower Cholesky factor L of K(X_u, X_u) + r²C⁻¹.
     pub fn cholesky(&self) -> &Mat<f64> {
         &self.chol
     }
@@ -211,7 +252,7 @@ impl Posterior {
         Ok(k)
     }
 
-    /// A⁻¹b with A = K(X, X) + r²I.
+    /// A⁻¹b with A = K(X_u, X_u) + r²C⁻¹ (b indexed by distinct covariate).
     pub fn solve(&self, b: &[f64]) -> Result<Vec<f64>> {
         if b.len() != self.n() {
             return Err(Error::Dimension(format!("right-hand side has {} entries, expected {}", b.len(), self.n())));
@@ -223,8 +264,10 @@ impl Posterior {
         Ok((0..b.len()).map(|i| w[(i, 0)]).collect())
     }
 
-    /// The effective dimension d_eff = tr(K(K + r²I)⁻¹) = n − r²·tr(A⁻¹),
-    /// with tr(A⁻¹) = ‖L⁻¹‖²_F.
+    /// The effective dimension d_eff = tr(K(K + r²I)⁻¹) of the n records.
+    /// With repetitions, K = E K_u Eᵀ (E the n × u incidence matrix) and the
+    /// push-through identity give tr(K_u A⁻¹) = u − Σ_j (r²/c_j)(A⁻¹)_jj,
+    /// with (A⁻¹)_jj the squared norm of column j of L⁻¹.
     pub fn effective_dimension(&self) -> f64 {
         let n = self.n();
         let mut inv = Mat::<f64>::identity(n, n);
@@ -233,8 +276,8 @@ impl Posterior {
             inv.as_mut(),
             faer::Par::Seq,
         );
-        let tr = inv.squared_norm_l2();
-        n as f64 - self.ridge * self.ridge * tr
+        let tr: f64 = (0..n).map(|j| self.noise_variance(j) * inv.col(j).squared_norm_l2()).sum();
+        n as f64 - tr
     }
 }
 
@@ -318,14 +361,61 @@ mod failure_tests {
 
     #[test]
     fn singular_system_is_an_error_not_a_panic() {
-        // r² = 10⁻³⁰⁰ is lost against K's unit entries and the repeated
-        // point makes K singular.
-        let d = Dataset::new(Points::from_1d(&[0.5, 0.5, 0.5]), vec![1.0, 0.0, -1.0]).unwrap();
-        let e = Posterior::fit(Kernel::exponential(1.0).unwrap(), &d, 1e-150).unwrap_err();
+        // Six distinct covariates under a squared-exponential kernel with a
+        // long lengthscale: K is singular in floating point (its eigenvalues
+        // decay like (d/ℓ)^{2k}) and r² = 10⁻³⁰⁰ is lost against its entries.
+        let se = Kernel::new(crate::model::kernel::KernelKind::SquaredExponential, 10.0).unwrap();
+        let d = Dataset::new(Points::from_1d(&[0.0, 0.2, 0.4, 0.6, 0.8, 1.0]), vec![1.0, -1.0, 0.5, 0.0, 0.2, 0.1])
+            .unwrap();
+        let e = Posterior::fit(se, &d, 1e-150).unwrap_err();
         assert!(matches!(e, Error::Factorisation { .. }), "{e}");
         assert!(e.to_string().contains("increase the ridge"), "{e}");
         // Below 10⁻¹⁵⁰ r² would underflow: refused before any arithmetic.
         let e = Posterior::fit(Kernel::exponential(1.0).unwrap(), &d, 1e-170).unwrap_err();
         assert!(e.to_string().contains("ridge r (1e-170) must be at least 1e-150"), "{e}");
+    }
+
+    /// Repeated covariates aggregate exactly: the same μ_D, k_D and d_eff as
+    /// the n × n computation (here written out by hand), and a point repeated
+    /// at a tiny ridge is well posed.
+    #[test]
+    fn repeated_covariates_aggregate_exactly() {
+        let kern = Kernel::new(crate::model::kernel::KernelKind::Matern32, 0.4).unwrap();
+        let xs = [0.1, 0.4, 0.4, 0.4, 0.7, 0.1];
+        let ys = [0.5, -1.0, 0.3, 0.1, 0.9, -0.2];
+        let d = Dataset::new(Points::from_1d(&xs), ys.to_vec()).unwrap();
+        let r: f64 = 0.6;
+        let p = Posterior::fit(kern, &d, r).unwrap();
+        assert_eq!((p.n(), p.records()), (3, 6));
+        // The full n × n system, solved densely.
+        let mut a = kern.gram(d.x());
+        for i in 0..6 {
+            a[(i, i)] += r * r;
+        }
+        let l = crate::linalg::cholesky_lower(&a).unwrap();
+        let solve = |b: &[f64]| {
+            let mut w = Mat::<f64>::from_fn(6, 1, |i, _| b[i]);
+            faer::linalg::triangular_solve::solve_lower_triangular_in_place(l.as_ref(), w.as_mut(), faer::Par::Seq);
+            faer::linalg::triangular_solve::solve_upper_triangular_in_place(l.transpose(), w.as_mut(), faer::Par::Seq);
+            (0..6).map(|i| w[(i, 0)]).collect::<Vec<f64>>()
+        };
+        let alpha = solve(&ys);
+        let q = Points::from_1d(&[0.0, 0.25, 0.4, 0.9]);
+        let (m, v) = p.mean_and_variance(&q).unwrap();
+        for (j, x) in q.iter().enumerate() {
+            let kx: Vec<f64> = xs.iter().map(|&xi| kern.eval(&[xi], x).unwrap()).collect();
+            let mean: f64 = kx.iter().zip(&alpha).map(|(a, b)| a * b).sum();
+            let w = solve(&kx);
+            let var = 1.0 - kx.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+            assert!((m[j] - mean).abs() < 1e-13 && (v[j] - var).abs() < 1e-13, "{j}: {} {mean} {} {var}", m[j], v[j]);
+        }
+        let ev = a.self_adjoint_eigenvalues(faer::Side::Lower).unwrap();
+        let want: f64 = ev.iter().map(|l| (l - r * r) / l).sum();
+        assert!((p.effective_dimension() - want).abs() < 1e-12, "{} vs {want}", p.effective_dimension());
+        // Three records at one point with a tiny ridge: one node, noise r²/3.
+        let same = Dataset::new(Points::from_1d(&[0.5, 0.5, 0.5]), vec![1.0, 0.0, -1.0]).unwrap();
+        let p = Posterior::fit(Kernel::exponential(1.0).unwrap(), &same, 1e-100).unwrap();
+        assert_eq!(p.n(), 1);
+        assert!(p.mean(&Points::from_1d(&[0.5])).unwrap()[0].abs() < 1e-15);
     }
 }

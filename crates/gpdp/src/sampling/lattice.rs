@@ -401,13 +401,19 @@ impl Sampler for LatticeSampler {
         crate::posterior::check_dense("K(query, X)", m, n)?;
         let kqx = post.kernel().cross(points, post.train_x());
         let mean = post.mean(points)?;
-        let (sigma, eta, r) = (self.process.scale(), self.process.gp_noise(), post.ridge());
+        let (sigma, eta) = (self.process.scale(), self.process.gp_noise());
         let jitter = self.process.jitter(m);
         let sd_jitter = jitter.sqrt();
         let mut values = Vec::with_capacity(l);
         for _ in 0..l {
             let field = self.plan.draw_pair(rng);
-            let rhs: Vec<f64> = self.train_idx.iter().map(|&i| field[i].re + r * rng.normal()).collect();
+            // e ~ N(0, r²C⁻¹): the aggregated observation noise at each distinct covariate.
+            let rhs: Vec<f64> = self
+                .train_idx
+                .iter()
+                .enumerate()
+                .map(|(j, &i)| field[i].re + post.noise_variance(j).sqrt() * rng.normal())
+                .collect();
             let v = post.solve(&rhs)?;
             let vm = Mat::from_fn(n, 1, |i, _| v[i]);
             let corr = crate::linalg::mul(kqx.as_ref(), vm.as_ref());
@@ -464,8 +470,7 @@ mod tests {
         let g = |a: usize, b: usize| prior_cov(plan, &row, a, b);
         let gqq = Mat::from_fn(m, m, |i, j| g(q[i], q[j]));
         let gxq = Mat::from_fn(n, m, |i, j| g(x[i], q[j]));
-        let r2 = post.ridge() * post.ridge();
-        let gxx = Mat::from_fn(n, n, |i, j| g(x[i], x[j]) + if i == j { r2 } else { 0.0 });
+        let gxx = Mat::from_fn(n, n, |i, j| g(x[i], x[j]) + if i == j { post.noise_variance(i) } else { 0.0 });
         let kqx = post.kernel().cross(points, post.train_x());
         // W = A⁻¹ K_XQ (n × m), column by column.
         let mut w = Mat::<f64>::zeros(n, m);
