@@ -112,6 +112,11 @@ impl Posterior {
         Ok(post)
     }
 
+    /// α = A⁻¹ȳ (indexed by distinct covariate): μ_D = K(·, X_u)α.
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
     /// The noise variance of the aggregated observation at distinct
     /// covariate j: r²/c_j.
     pub fn noise_variance(&self, j: usize) -> f64 {

@@ -242,8 +242,10 @@ impl SamplerPlan {
             }
             Choice::Lattice(p) => {
                 let torus: f64 = p.torus().iter().map(|&t| t as f64).product();
-                needs.push(Need::doubles("the embedding and one torus field (3 × torus)", 3.0 * torus));
-                needs.push(Need::doubles("K(query, X) (m × n)", m * n));
+                needs.push(Need::doubles(
+                    "the embedding's two spectra and two complex torus fields (6 × torus)",
+                    6.0 * torus,
+                ));
             }
             Choice::StateSpace(p) => {
                 let p = *p as f64;

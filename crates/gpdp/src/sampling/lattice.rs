@@ -14,8 +14,11 @@
 //!                                 ξ ~ N(0, I) the public jitter
 //! ```
 //!
-//! is an exact draw of the released process. Cost per draw: one FFT on the
-//! torus and an m × n product, instead of an O(m³) factorisation.
+//! is an exact draw of the released process. μ_D − σ·K(·, X)A⁻¹(g(X) + e) =
+//! K(·, X)(α − σv) with α = A⁻¹ȳ is computed by circular convolution on the
+//! torus (two more FFTs), so no m × n matrix is ever formed. Cost per draw:
+//! three FFTs on the torus and one n × n triangular solve pair, instead of
+//! an O(m³) factorisation; memory O(torus + u²).
 //!
 //! # The embedding is built from public inputs only
 //!
@@ -37,7 +40,6 @@
 
 use std::sync::Arc;
 
-use faer::Mat;
 use rustfft::num_complex::Complex64;
 use rustfft::{Fft, FftPlanner};
 
@@ -48,6 +50,24 @@ use crate::model::kernel::Kernel;
 use crate::model::points::Points;
 use crate::model::query::axis_point;
 use crate::rng::ReleaseRng;
+
+#[cfg(test)]
+thread_local! {
+    /// Mutation check (tests only): flips the sign of the Matheron
+    /// correction σ·v, which the statistical test must detect.
+    static MUTATE_UPDATE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn mutated() -> bool {
+    #[cfg(test)]
+    {
+        MUTATE_UPDATE.with(|m| m.get())
+    }
+    #[cfg(not(test))]
+    {
+        false
+    }
+}
 
 /// How many times the torus is doubled, at most, to make the embedding
 /// positive semidefinite.
@@ -229,6 +249,9 @@ pub struct LatticePlan {
     torus: Vec<usize>,
     /// √(λ_k⁺ / M) per torus frequency (λ⁺ = max(λ, 0)).
     sqrt_eig: Vec<f64>,
+    /// λ_k / M unclamped: the spectrum of the circulant whose restriction to
+    /// the lattice is K(G, G) exactly, for the products K(G, X)·w.
+    kernel_eig: Vec<f64>,
     /// Eigenvalues set to zero (negative within the FFT's error).
     clamped: usize,
     /// The most negative computed eigenvalue relative to the largest (0 if none).
@@ -294,10 +317,12 @@ impl LatticePlan {
             let eig: Vec<f64> = buf.iter().map(|c| c.re).collect();
             let fft_error = 8.0 * f64::EPSILON * ((total as f64).log2() + 1.0) * abs_sum;
             if let Some(accepted) = accept(&eig, fft_error) {
+                let kernel_eig = eig.iter().map(|l| l / total as f64).collect();
                 return Ok(LatticePlan {
                     lattice,
                     torus,
                     sqrt_eig: accepted.sqrt_eig,
+                    kernel_eig,
                     clamped: accepted.clamped,
                     min_relative_eigenvalue: accepted.min_relative,
                     plans,
@@ -338,6 +363,26 @@ impl LatticePlan {
         } else {
             flat % self.lattice.size[0] + self.torus[0] * (flat / self.lattice.size[0])
         }
+    }
+
+    /// K(G, ·)·w on the torus for w given at torus positions `idx`: the
+    /// circular convolution with the kernel's first row, C·w =
+    /// F⁻¹(λ ⊙ F w) with F⁻¹x = conj(F conj(x))/M. Because the torus is at
+    /// least 2(size − 1) per axis, C restricted to the lattice is K exactly;
+    /// the FFT's error is ≈ ε_mach·log₂M·Σ|w|·max|k|. Never forms an m × n
+    /// matrix.
+    fn kernel_times(&self, idx: &[usize], w: &[f64]) -> Vec<Complex64> {
+        let total = self.sqrt_eig.len();
+        let mut buf = vec![Complex64::new(0.0, 0.0); total];
+        for (&i, &v) in idx.iter().zip(w) {
+            buf[i].re += v;
+        }
+        fft_nd(&mut buf, &self.torus, &self.plans);
+        for (b, &l) in buf.iter_mut().zip(&self.kernel_eig) {
+            *b = (*b * l).conj();
+        }
+        fft_nd(&mut buf, &self.torus, &self.plans);
+        buf
     }
 
     /// Two independent exact N(0, K(G, G)) fields on the torus (flattened,
@@ -397,11 +442,8 @@ impl Sampler for LatticeSampler {
         let post = self.process.posterior();
         let q_idx = self.query_index(points)?;
         let m = points.len();
-        let n = self.train_idx.len();
-        crate::posterior::check_dense("K(query, X)", m, n)?;
-        let kqx = post.kernel().cross(points, post.train_x());
-        let mean = post.mean(points)?;
         let (sigma, eta) = (self.process.scale(), self.process.gp_noise());
+        let alpha = post.weights();
         let jitter = self.process.jitter(m);
         let sd_jitter = jitter.sqrt();
         let mut values = Vec::with_capacity(l);
@@ -415,13 +457,16 @@ impl Sampler for LatticeSampler {
                 .map(|(j, &i)| field[i].re + post.noise_variance(j).sqrt() * rng.normal())
                 .collect();
             let v = post.solve(&rhs)?;
-            let vm = Mat::from_fn(n, 1, |i, _| v[i]);
-            let corr = crate::linalg::mul(kqx.as_ref(), vm.as_ref());
+            // f = K(Q, X)(α − σv) + σg + ηg₂: μ_D and the Matheron correction in one
+            // convolution (docs/sampling.md §4).
+            let sign = if mutated() { -1.0 } else { 1.0 };
+            let w: Vec<f64> = alpha.iter().zip(&v).map(|(a, vi)| a - sign * sigma * vi).collect();
+            let conv = self.plan.kernel_times(&self.train_idx, &w);
             let f: Vec<f64> = (0..m)
                 .map(|i| {
-                    let z = field[q_idx[i]].re - corr[(i, 0)];
-                    let g2 = if eta > 0.0 { eta * field[q_idx[i]].im } else { 0.0 };
-                    mean[i] + sigma * z + g2 + sd_jitter * rng.normal()
+                    let t = q_idx[i];
+                    let g2 = if eta > 0.0 { eta * field[t].im } else { 0.0 };
+                    conv[t].re + sigma * field[t].re + g2 + sd_jitter * rng.normal()
                 })
                 .collect();
             values.push(f);
@@ -436,6 +481,7 @@ mod tests {
     use crate::model::data::Dataset;
     use crate::model::kernel::KernelKind;
     use crate::posterior::Posterior;
+    use faer::Mat;
 
     /// The first row of the circulant C⁺ the sampler draws from (torus
     /// layout): the inverse DFT of the (clamped) eigenvalues.
@@ -549,6 +595,81 @@ mod tests {
         for kernel in [Kernel::new(KernelKind::SquaredExponential, 0.3).unwrap(), Kernel::exponential(0.5).unwrap()] {
             check_2d(kernel);
         }
+    }
+
+    /// The convolution K(G, X)·w by FFT equals the dense product on every
+    /// lattice node, in 1-D and 2-D, for kernels whose embedding needed
+    /// enlarging and ones that did not.
+    #[test]
+    fn kernel_products_by_fft_equal_the_dense_ones() {
+        let cases = [
+            (
+                Kernel::new(KernelKind::SquaredExponential, 0.4).unwrap(),
+                Lattice::new(vec![0.0], vec![1.0], vec![11]).unwrap(),
+            ),
+            (Kernel::exponential(0.2).unwrap(), Lattice::new(vec![0.0], vec![2.0], vec![40]).unwrap()),
+            (
+                Kernel::new(KernelKind::Matern52, 0.3).unwrap(),
+                Lattice::new(vec![0.0, 0.0], vec![1.0, 2.0], vec![9, 14]).unwrap(),
+            ),
+        ];
+        for (kernel, lattice) in cases {
+            let plan = LatticePlan::new(&kernel, lattice.clone()).unwrap();
+            let total: usize = lattice.size().iter().product();
+            let xs: Vec<usize> = (0..total).filter(|i| i % 3 == 1).collect();
+            let w: Vec<f64> = xs.iter().map(|&i| ((i * 7919) % 13) as f64 / 6.0 - 1.0).collect();
+            let idx: Vec<usize> = xs.iter().map(|&i| plan.torus_index(i)).collect();
+            let conv = plan.kernel_times(&idx, &w);
+            let node = |flat: usize| -> Vec<f64> {
+                if lattice.dim() == 1 {
+                    vec![lattice.coordinate(0, flat)]
+                } else {
+                    let n0 = lattice.size()[0];
+                    vec![lattice.coordinate(0, flat % n0), lattice.coordinate(1, flat / n0)]
+                }
+            };
+            let scale: f64 = w.iter().map(|v| v.abs()).sum();
+            for g in 0..total {
+                let dense: f64 = xs.iter().zip(&w).map(|(&x, wi)| kernel.eval(&node(g), &node(x)).unwrap() * wi).sum();
+                let got = conv[plan.torus_index(g)];
+                assert!((got.re - dense).abs() < 1e-13 * scale, "{kernel} node {g}: {} vs {dense}", got.re);
+                assert!(got.im.abs() < 1e-13 * scale);
+            }
+        }
+    }
+
+    /// Seeded moments of the sampler's own output (the FFT products
+    /// included) within 5 standard errors of μ_D and σ²k_D + η²k + j; a sign
+    /// flip in the update is detected.
+    #[test]
+    fn released_moments_are_exact_and_a_mutation_is_detected() {
+        let worst = || {
+            let (plan, process, q) = setup(Kernel::exponential(0.3).unwrap(), 12);
+            let s = LatticeSampler::new(process, Arc::new(plan)).unwrap();
+            let pts = Points::from_1d(&[q.row(0)[0], q.row(3)[0], q.row(6)[0], q.row(11)[0]]);
+            let n = 20_000;
+            let out = s.sample(&pts, Draws::new(n).unwrap(), &mut ReleaseRng::seeded(8)).unwrap();
+            let mean = s.process.mean(&pts).unwrap();
+            let cov = exact_covariance(&s, &pts);
+            let nf = n as f64;
+            let mut worst: f64 = 0.0;
+            for a in 0..4 {
+                let avg = out.values.iter().map(|p| p[a]).sum::<f64>() / nf;
+                worst = worst.max((avg - mean[a]).abs() / (cov[(a, a)] / nf).sqrt());
+                for c in 0..4 {
+                    let sc = out.values.iter().map(|p| (p[a] - mean[a]) * (p[c] - mean[c])).sum::<f64>() / nf;
+                    let se = ((cov[(a, a)] * cov[(c, c)] + cov[(a, c)] * cov[(a, c)]) / nf).sqrt();
+                    worst = worst.max((sc - cov[(a, c)]).abs() / se);
+                }
+            }
+            worst
+        };
+        let ok = worst();
+        assert!(ok < 5.0, "a moment is {ok:.2} standard errors off");
+        MUTATE_UPDATE.with(|m| m.set(true));
+        let bad = worst();
+        MUTATE_UPDATE.with(|m| m.set(false));
+        assert!(bad > 5.0, "the mutated sampler passed ({bad:.2})");
     }
 
     #[test]
