@@ -270,3 +270,103 @@ fn demo_runs_without_files() {
     ]);
     assert_eq!(std::fs::read(out.join("release/paths.csv")).unwrap(), std::fs::read(again.join("paths.csv")).unwrap());
 }
+
+/// `--snap`: covariates anywhere in the box are rounded to the public lattice,
+/// the lattice sampler serves the grid, the report states the spacing and the
+/// largest location error, and two datasets that differ in where (and how
+/// many of) the covariates sit off the lattice give the same report and the
+/// same file list. Bad spacings are refused naming the flag.
+#[test]
+fn snapping_serves_the_lattice_sampler_and_publishes_only_public_facts() {
+    let t = tempfile::tempdir().unwrap();
+    let off = write(t.path(), "a.csv", "x1,x2,y\n0.013,0.52,1\n0.5,0.5,-1\n0.917,0.2,0.5\n0.33,0.81,0.7\n");
+    let on = write(t.path(), "b.csv", "x1,x2,y\n0,0.5,0.2\n0.5,0.5,-0.3\n1,0.25,0.5\n0.25,0.75,0.1\n");
+    let mut reports = Vec::new();
+    for (data, name) in [(&off, "o1"), (&on, "o2")] {
+        let out = t.path().join(name).to_str().unwrap().to_string();
+        let args = [
+            "release",
+            "--data",
+            data.as_str(),
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "0.3",
+            "--domain",
+            "box:0,1,0,1",
+            "--scale",
+            "1",
+            "--ridge",
+            "1.5",
+            "--delta",
+            "1e-3",
+            "--grid",
+            "41",
+            "--out",
+            &out,
+            "--seed",
+            "3",
+        ];
+        let mut with_h = args.to_vec();
+        with_h.extend(["--snap", "0.025"]);
+        let err = run_ok(&with_h);
+        let r = report(&out);
+        assert_eq!(r["sampler"]["method"], "circulant embedding + Matheron update", "{r}");
+        assert_eq!(r["data_policy"]["covariate_lattice"], serde_json::json!([41, 41]));
+        let e = r["data_policy"]["snap"]["max_location_error"].as_f64().unwrap();
+        assert!((e - 0.5 * (2.0f64 * 0.025 * 0.025).sqrt()).abs() < 1e-15, "{e}");
+        if name == "o1" {
+            assert!(err.contains("operator note (private, not published): moved 3 covariate(s) by snapping"), "{err}");
+        } else {
+            assert!(!err.contains("moved"), "{err}");
+        }
+        reports.push((r, files(Path::new(&out))));
+        // --snap grid is the same lattice here.
+        let out_g = format!("{out}-grid");
+        let mut with_grid = args.to_vec();
+        let at = with_grid.len() - 3;
+        with_grid[at] = &out_g;
+        with_grid.extend(["--snap", "grid"]);
+        run_ok(&with_grid);
+        assert_eq!(report(&out_g)["data_policy"], reports.last().unwrap().0["data_policy"]);
+    }
+    assert_eq!(reports[0], reports[1]);
+    let base = |h: &'static str, out: &str| -> Vec<String> {
+        [
+            "release",
+            "--data",
+            &off,
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "0.3",
+            "--domain",
+            "box:0,1,0,1",
+            "--scale",
+            "1",
+            "--ridge",
+            "1.5",
+            "--delta",
+            "1e-3",
+            "--grid",
+            "41",
+            "--out",
+            out,
+            "--snap",
+            h,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let never = t.path().join("never").to_str().unwrap().to_string();
+    for (h, needle) in [
+        ("0.3", "snap spacing h '0.3': must divide the domain's side"),
+        ("-1", "snap spacing h"),
+        ("nan", "--snap nan"),
+    ] {
+        let args = base(h, &never);
+        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        refused(&args, &never, needle);
+    }
+}

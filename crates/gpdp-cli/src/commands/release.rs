@@ -86,8 +86,18 @@ pub struct ReleaseCmdArgs {
     /// N (or N1xN2) points per axis over the domain's box, end points
     /// included — e.g. sensors on a survey grid. Enables the fast exact
     /// lattice sampler on --grid queries; data off the lattice are refused.
-    #[arg(long = "covariate-lattice", value_name = "N[xM]")]
+    #[arg(long = "covariate-lattice", value_name = "N[xM]", conflicts_with = "snap")]
     pub covariate_lattice: Option<String>,
+
+    /// Round every covariate to the nearest node of the public lattice of
+    /// spacing h over the domain's box (h must divide every side), or of the
+    /// --grid's lattice with `--snap grid`, *before* the mechanism. A public
+    /// per-record transformation: the guarantee holds for the original
+    /// records; each covariate moves by at most h·√d/2 (stated in the
+    /// report). Lets the fast exact lattice sampler serve a --grid with any
+    /// number of sensors; repeated nodes are aggregated exactly.
+    #[arg(long, value_name = "h|grid")]
+    pub snap: Option<String>,
 
     /// Operator log (JSON) of facts about the private data — clipping count,
     /// timings, the sampler's reason. PRIVATE: keep it out of anything you
@@ -161,6 +171,21 @@ impl ReleaseCmdArgs {
         p.on_unbounded = self.on_unbounded;
         p.sampler = self.sampler;
         p.covariate_lattice = self.covariate_lattice.as_deref().map(|s| CovariateLattice::parse(s, dim)).transpose()?;
+        if let Some(spec) = self.snap.as_deref() {
+            let domain = &p.release.domain;
+            if !matches!(domain, gpdp::model::domain::Domain::Interval { .. } | gpdp::model::domain::Domain::Box { .. })
+            {
+                bail!("--snap needs an interval or box domain (its lattice spans the domain's box), not {domain}");
+            }
+            let (lo, hi) = domain.bounding_box();
+            p.covariate_lattice = Some(if spec.trim().eq_ignore_ascii_case("grid") {
+                let g = self.grid.as_deref().context("--snap grid needs a --grid query")?;
+                CovariateLattice::snapping(Grid::parse(g, domain)?.counts().to_vec())?
+            } else {
+                let h = parse_f64(spec).map_err(|e| anyhow::anyhow!("--snap {spec}: {e}"))?;
+                CovariateLattice::snapping_with_spacing(h, &lo, &hi)?
+            });
+        }
         p.max_epsilon = self.max_epsilon;
         p.assume_rkhs_responses = self.assume_rkhs_responses;
         Ok(match self.target_epsilon {
@@ -208,10 +233,12 @@ pub fn report_diagnostics(d: &Diagnostics, rel: &PrivateRelease, bound: f64) {
         eprintln!("operator note (private, not published): clipped {c} response(s) to [−{bound}, {bound}]");
     }
     if d.policy.covariates_snapped > 0 {
-        eprintln!(
-            "operator note (private, not published): moved {} covariate(s) by < 1e-6 of the spacing onto the declared lattice",
-            d.policy.covariates_snapped
-        );
+        let how = if rel.report.data_policy.snap.is_some() {
+            "by snapping to the nearest node of the lattice"
+        } else {
+            "by < 1e-6 of the spacing onto the declared lattice"
+        };
+        eprintln!("operator note (private, not published): moved {} covariate(s) {how}", d.policy.covariates_snapped);
     }
     eprintln!(
         "sampler: {} ({}); fit {:.2} s, sampling {:.2} s",

@@ -70,6 +70,20 @@ pub struct DataPolicySummary {
     /// The declared covariate lattice (points per axis), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub covariate_lattice: Option<Vec<usize>>,
+    /// With snapping: the lattice spacing per axis and the largest distance a
+    /// covariate can have been moved, half the cell diagonal (public).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snap: Option<SnapReport>,
+}
+
+/// What snapping does, as the report states it (public: a function of the
+/// domain and the lattice only).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SnapReport {
+    /// Lattice spacing per axis.
+    pub spacing: Vec<f64>,
+    /// Largest location error: ½·√(Σ h_j²).
+    pub max_location_error: f64,
 }
 
 /// The sampler as a report states it: the plan, and the post-processing
@@ -157,6 +171,13 @@ impl ReleaseReport {
                 response_bound: p.release.response_bound,
                 on_unbounded: p.on_unbounded,
                 covariate_lattice: p.covariate_lattice.as_ref().map(|l| l.counts().to_vec()),
+                snap: p.covariate_lattice.as_ref().filter(|l| l.snaps()).map(|l| {
+                    let (lo, hi) = p.release.domain.bounding_box();
+                    let spacing: Vec<f64> =
+                        (0..l.dim()).map(|j| (hi[j] - lo[j]) / (l.counts()[j] - 1) as f64).collect();
+                    let max_location_error = 0.5 * spacing.iter().map(|h| h * h).sum::<f64>().sqrt();
+                    SnapReport { spacing, max_location_error }
+                }),
             },
             query,
             sampler: SamplerReport { plan, jitter, jitter_note: JITTER_NOTE },

@@ -12,7 +12,10 @@
 //! 3. with a declared [`CovariateLattice`], refuses any covariate that is not
 //!    on it (more than 10⁻⁶ of the spacing from a node) and moves the others
 //!    exactly onto their node (a per-record change below floating-point
-//!    noise, so that the lattice sampler is exact);
+//!    noise, so that the lattice sampler is exact); with a *snapping*
+//!    lattice ([`CovariateLattice::snapping`], `--snap h`) every covariate is
+//!    rounded to its nearest node, whatever the distance (a public
+//!    per-record transformation; docs/proofs/snapping.md);
 //! 4. clips every response to [−M_Y, M_Y] ([`OnUnbounded::Clip`]) or refuses
 //!    the data ([`OnUnbounded::Reject`]).
 //!
@@ -100,8 +103,8 @@ pub struct DataPolicy {
 pub struct PolicyOutcome {
     /// Responses clipped to [−M_Y, M_Y].
     pub responses_clipped: usize,
-    /// Covariates moved (by less than 10⁻⁶ of the spacing) onto the
-    /// declared lattice.
+    /// Covariates moved onto the declared lattice (by less than 10⁻⁶ of the
+    /// spacing, or by rounding with a snapping lattice).
     pub covariates_snapped: usize,
 }
 
@@ -183,8 +186,8 @@ impl DataPolicy {
             for (j, &v) in p.iter().enumerate() {
                 let steps = (counts[j] - 1) as f64;
                 let t = (v - lo[j]) / (hi[j] - lo[j]) * steps;
-                let k = t.round();
-                if (t - k).abs() > LATTICE_TOLERANCE {
+                let k = t.round().clamp(0.0, steps);
+                if !lattice.snaps() && (t - k).abs() > LATTICE_TOLERANCE {
                     return Err(Error::Data {
                         row: i + 1,
                         message: format!(

@@ -233,6 +233,9 @@ pub struct QuerySummary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CovariateLattice {
     counts: Vec<usize>,
+    /// Snap every covariate to its nearest node (any distance), instead of
+    /// refusing covariates off the lattice.
+    snap: bool,
 }
 
 impl CovariateLattice {
@@ -245,7 +248,44 @@ impl CovariateLattice {
                 requirement: "at least 2 points on every axis",
             });
         }
-        Ok(CovariateLattice { counts })
+        Ok(CovariateLattice { counts, snap: false })
+    }
+
+    /// The same lattice, but every covariate is rounded to its nearest node
+    /// before the mechanism (docs/proofs/snapping.md): a per-record public
+    /// transformation, so the guarantee holds for the original data; the
+    /// location error is at most half the diagonal of a lattice cell.
+    pub fn snapping(counts: Vec<usize>) -> Result<Self> {
+        Ok(CovariateLattice { snap: true, ..CovariateLattice::new(counts)? })
+    }
+
+    /// The snapping lattice of spacing `h` (the same on every axis) over the
+    /// box [lo, hi]: each side must be a multiple of h (to 10⁻⁹ relative).
+    pub fn snapping_with_spacing(h: f64, lo: &[f64], hi: &[f64]) -> Result<Self> {
+        crate::error::positive("snap spacing h", h)?;
+        let mut counts = Vec::with_capacity(lo.len());
+        for (j, (&a, &b)) in lo.iter().zip(hi).enumerate() {
+            let steps = (b - a) / h;
+            let k = steps.round();
+            if !(k >= 1.0) || (steps - k).abs() > 1e-9 * steps.max(1.0) || k > 1e8 {
+                return Err(Error::Setting {
+                    name: "snap spacing h",
+                    value: crate::error::fmt_value(h),
+                    reason: format!(
+                        "must divide the domain's side on axis {} (length {}, giving {steps:.6} steps), with at most 10⁸ steps",
+                        j + 1,
+                        b - a
+                    ),
+                });
+            }
+            counts.push(k as usize + 1);
+        }
+        CovariateLattice::snapping(counts)
+    }
+
+    /// Whether covariates are snapped to the nearest node (else they must lie on it).
+    pub fn snaps(&self) -> bool {
+        self.snap
     }
 
     /// Parses "N" or "N1xN2" for a domain of dimension `dim`.
