@@ -39,7 +39,59 @@ pub(crate) fn cholesky_lower(a: &Mat<f64>) -> Result<Mat<f64>, LltError> {
     Ok(l)
 }
 
+/// Factors a symmetric positive-definite matrix, given by its lower
+/// triangle, in place into its lower Cholesky factor (the upper triangle is
+/// set to 0). No second n × n matrix is allocated.
+pub(crate) fn cholesky_in_place_lower(a: &mut Mat<f64>) -> Result<(), LltError> {
+    let n = a.nrows();
+    let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par(), Default::default()));
+    cholesky_in_place(a.as_mut(), Default::default(), par(), MemStack::new(&mut mem), Default::default())?;
+    for j in 1..n {
+        for i in 0..j {
+            a[(i, j)] = 0.0;
+        }
+    }
+    Ok(())
+}
+
+/// The lower triangle of C ← C + α·A·B (the strict upper triangle of C is
+/// neither read nor written): half the work of a full product when the
+/// result is symmetric.
+pub(crate) fn add_mul_lower(c: MatMut<'_, f64>, a: MatRef<'_, f64>, b: MatRef<'_, f64>, alpha: f64) {
+    use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri};
+    tri(
+        c,
+        BlockStructure::TriangularLower,
+        Accum::Add,
+        a,
+        BlockStructure::Rectangular,
+        b,
+        BlockStructure::Rectangular,
+        alpha,
+        par(),
+    );
+}
+
+/// L·B for a lower-triangular L (its strict upper triangle is not read).
+pub(crate) fn lower_mul(l: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+    use faer::linalg::matmul::triangular::{BlockStructure, matmul as tri};
+    let mut c = Mat::<f64>::zeros(l.nrows(), b.ncols());
+    tri(
+        c.as_mut(),
+        BlockStructure::Rectangular,
+        Accum::Replace,
+        l,
+        BlockStructure::TriangularLower,
+        b,
+        BlockStructure::Rectangular,
+        1.0,
+        par(),
+    );
+    c
+}
+
 /// A·B.
+#[cfg(test)]
 pub(crate) fn mul(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
     let mut c = Mat::<f64>::zeros(a.nrows(), b.ncols());
     matmul(c.as_mut(), Accum::Replace, a, b, 1.0, par());

@@ -300,7 +300,7 @@ impl Mechanism {
             let budget = crate::resources::MEMORY_SHARE * crate::resources::available_memory();
             format!(
                 "the dense sampler fits about {:.0} query points in this memory; use fewer points or draws, or declare the covariates' lattice (covariate_lattice / --covariate-lattice) so that the lattice sampler serves a grid",
-                (budget / 24.0).sqrt()
+                (budget / 8.0).sqrt()
             )
         } else {
             "use fewer query points or draws".to_string()

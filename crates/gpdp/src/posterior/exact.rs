@@ -171,6 +171,13 @@ impl Posterior {
         c
     }
 
+    /// L⁻¹K(X_u, Q) (u × |Q|), for samplers that build σ²k_D themselves.
+    pub(crate) fn whitened_cross_all(&self, q: &Points) -> Result<Mat<f64>> {
+        self.check_dim(q)?;
+        check_dense("L⁻¹K(X, Q)", self.n(), q.len())?;
+        Ok(self.whitened_cross(q))
+    }
+
     /// Runs `f(block_start, block)` over blocks of at most QUERY_BLOCK points.
     fn blocks(q: &Points, mut f: impl FnMut(usize, &Points)) {
         let m = q.len();

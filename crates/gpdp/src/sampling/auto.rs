@@ -233,11 +233,8 @@ impl SamplerPlan {
         let mut needs = vec![Need::doubles("the released values (L × m)", l * m)];
         match &self.choice {
             Choice::Dense => {
-                needs.push(Need::doubles(
-                    "the sampling covariance, its product term and its Cholesky factor (3 × m²)",
-                    3.0 * m * m,
-                ));
-                needs.push(Need::doubles("the whitened cross-covariances (2 × n × m)", 2.0 * n * m));
+                needs.push(Need::doubles("the sampling covariance, factored in place (m²)", m * m));
+                needs.push(Need::doubles("the whitened cross-covariances L⁻¹K(X, Q) (n × m)", n * m));
                 needs.push(Need::doubles("the standard normals and their transform (2 × m × L)", 2.0 * m * l));
             }
             Choice::Lattice(p) => {

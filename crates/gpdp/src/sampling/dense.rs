@@ -2,7 +2,7 @@
 
 use faer::Mat;
 
-use super::{Process, SampledPaths, Sampler, check_values, cholesky, dedupe};
+use super::{Process, SampledPaths, Sampler, check_values, cholesky_in_place, dedupe};
 use crate::error::Result;
 use crate::model::draws::Draws;
 use crate::model::points::Points;
@@ -33,21 +33,36 @@ impl Sampler for DenseSampler {
         let (uniq, map) = dedupe(points);
         let m = uniq.len();
         check_dense("the sampling covariance", m, m)?;
+        let post = self.process.posterior();
         let mean = self.process.mean(&uniq)?;
-        let mut c = self.process.covariance(&uniq, &uniq)?;
+        let (s2, e2) = (self.process.scale().powi(2), self.process.gp_noise().powi(2));
         let jitter = self.process.jitter(m);
-        for i in 0..m {
-            c[(i, i)] += jitter;
+        // The lower triangle of C = (σ² + η²)K(Q, Q) + jI − σ²·VᵀV, V = L⁻¹K(X, Q),
+        // built and factored in place: one m × m matrix plus V (n × m) at the peak.
+        let v = post.whitened_cross_all(&uniq)?;
+        let mut c = Mat::<f64>::zeros(m, m);
+        let kernel = *post.kernel();
+        {
+            use rayon::prelude::*;
+            let pts = &uniq;
+            c.as_mut().par_col_chunks_mut(1).enumerate().for_each(|(j, mut col)| {
+                let xj = pts.row(j);
+                for i in j..m {
+                    let k = if i == j { kernel.diag(xj) } else { kernel.eval_unchecked(pts.row(i), xj) };
+                    col[(i, 0)] = (s2 + e2) * k + if i == j { jitter } else { 0.0 };
+                }
+            });
         }
-        let chol = cholesky(&c, "the sampling covariance σ²K_D + η²K + jI")?;
-        drop(c);
+        crate::linalg::add_mul_lower(c.as_mut(), v.transpose(), v.as_ref(), -s2);
+        drop(v);
+        cholesky_in_place(&mut c, "the sampling covariance σ²K_D + η²K + jI")?;
         let mut z = Mat::<f64>::zeros(m, l);
         for d in 0..l {
             for i in 0..m {
                 z[(i, d)] = rng.normal();
             }
         }
-        let f = crate::linalg::mul(chol.as_ref(), z.as_ref());
+        let f = crate::linalg::lower_mul(c.as_ref(), z.as_ref());
         let values = (0..l).map(|d| map.iter().map(|&i| mean[i] + f[(i, d)]).collect()).collect();
         Ok(SampledPaths { values, jitter, method: METHOD })
     }

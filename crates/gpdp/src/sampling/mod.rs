@@ -159,6 +159,18 @@ pub(crate) fn dedupe(points: &Points) -> (Points, Vec<usize>) {
     (uniq, map)
 }
 
+/// Factors `c` (lower triangle; it already includes any jitter) in place; a
+/// failure is reported, never retried with more jitter.
+pub(crate) fn cholesky_in_place(c: &mut Mat<f64>, what: &'static str) -> Result<()> {
+    let m = c.nrows();
+    crate::linalg::cholesky_in_place_lower(c).map_err(|e| Error::Factorisation {
+        what,
+        detail: format!(
+            "{e:?} ({m} points); the sampling covariance is numerically singular even with the jitter — use fewer or more widely spaced query points, or a larger lengthscale"
+        ),
+    })
+}
+
 /// Lower Cholesky factor of `c` (which already includes any jitter); a
 /// failure is reported, never retried with more jitter.
 pub(crate) fn cholesky(c: &Mat<f64>, what: &'static str) -> Result<Mat<f64>> {
