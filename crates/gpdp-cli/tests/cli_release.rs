@@ -310,6 +310,8 @@ fn snapping_serves_the_lattice_sampler_and_publishes_only_public_facts() {
         let mut with_h = args.to_vec();
         with_h.extend(["--snap", "0.025"]);
         let err = run_ok(&with_h);
+        // The progress spinner is not drawn when stderr is not a terminal.
+        assert!(!err.contains("drawing") && !err.contains("fitting"), "{err}");
         let r = report(&out);
         assert_eq!(r["sampler"]["method"], "circulant embedding + Matheron update", "{r}");
         assert_eq!(r["data_policy"]["covariate_lattice"], serde_json::json!([41, 41]));
@@ -326,7 +328,7 @@ fn snapping_serves_the_lattice_sampler_and_publishes_only_public_facts() {
         let mut with_grid = args.to_vec();
         let at = with_grid.len() - 3;
         with_grid[at] = &out_g;
-        with_grid.extend(["--snap", "grid"]);
+        with_grid.extend(["--snap", "grid", "--quiet"]);
         run_ok(&with_grid);
         assert_eq!(report(&out_g)["data_policy"], reports.last().unwrap().0["data_policy"]);
     }

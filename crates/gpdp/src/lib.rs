@@ -129,7 +129,9 @@ pub mod rng;
 mod sampling;
 
 pub use error::{Error, Result};
-pub use mechanism::{Diagnostics, LazyRelease, Mechanism, MechanismParams, PrivateRelease, ReleaseReport};
+pub use mechanism::{
+    Diagnostics, LazyRelease, Mechanism, MechanismParams, NoProgress, PrivateRelease, Progress, ReleaseReport,
+};
 pub use model::{
     CovariateLattice, DataPolicy, Dataset, Domain, Draws, Grid, Kernel, KernelKind, OnUnbounded, Points, Query,
 };

@@ -18,6 +18,7 @@ use serde_json::json;
 
 use crate::args::{ReleaseArgs, parse_f64, require};
 use crate::output::files::{check_log_outside, check_out_dir, check_out_file, write_atomically, write_dir_atomically};
+use crate::output::progress::Spinner;
 use crate::output::release::write_release;
 
 /// Arguments of `gpdp release`.
@@ -98,6 +99,10 @@ pub struct ReleaseCmdArgs {
     /// number of sensors; repeated nodes are aggregated exactly.
     #[arg(long, value_name = "h|grid")]
     pub snap: Option<String>,
+
+    /// No progress spinner on stderr (it is also off when stderr is not a terminal).
+    #[arg(long)]
+    pub quiet: bool,
 
     /// Operator log (JSON) of facts about the private data — clipping count,
     /// timings, the sampler's reason. PRIVATE: keep it out of anything you
@@ -292,8 +297,11 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
         );
     }
     let mut rng = release_rng(a.seed)?;
-    let rel = mechanism.release(&data, &query, &mut rng).with_context(|| name.clone())?;
+    let spinner = Spinner::new(a.quiet);
+    let rel = mechanism.release_with_progress(&data, &query, &mut rng, &spinner).with_context(|| name.clone())?;
+    spinner.set(&format!("writing the release into {}", out.display()));
     let outputs = write_dir_atomically(out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;
+    spinner.finish();
     report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
     if let Some(log) = &a.log {
         write_operator_log(log, "release", &name, out, &rel, a.force)?;

@@ -4,5 +4,6 @@
 
 pub mod files;
 pub mod plot;
+pub mod progress;
 pub mod release;
 pub mod report;

@@ -36,6 +36,7 @@
 //! [`crate::privacy::Accountant`]).
 
 mod lazy;
+mod progress;
 mod report;
 
 use std::time::Instant;
@@ -52,6 +53,7 @@ use crate::rng::ReleaseRng;
 use crate::sampling::{Process, Sampler, SamplerPlan, SamplerPolicy, StateSpaceSampler};
 
 pub use lazy::{LazyRelease, PrivatePath};
+pub use progress::{NoProgress, Progress};
 pub use report::{CalibrationSummary, DataPolicySummary, ReleaseReport, statement};
 
 /// The public description of a release, before it is checked.
@@ -289,6 +291,17 @@ impl Mechanism {
     /// Releases exactly L paths at `query` (see the module docs). Nothing is
     /// returned unless every step succeeded.
     pub fn release(&self, data: &Dataset, query: &Query, rng: &mut ReleaseRng) -> Result<PrivateRelease> {
+        self.release_with_progress(data, query, rng, &NoProgress)
+    }
+
+    /// [`Mechanism::release`], telling `progress` which step runs.
+    pub fn release_with_progress(
+        &self,
+        data: &Dataset,
+        query: &Query,
+        rng: &mut ReleaseRng,
+        progress: &dyn Progress,
+    ) -> Result<PrivateRelease> {
         let plan = self.plan(query)?;
         let n = self.params.release.n as f64;
         let mut needs = Vec::new();
@@ -307,8 +320,10 @@ impl Mechanism {
         };
         check_memory("this release", &needs, &hint)?;
         let r = &self.params.release;
+        let (m, l) = (query.len(), self.params.draws.get());
         let (sampled, outcome, fit_seconds, t) = if plan.is_state_space() {
             // Exact O(n + m) draws from the data directly (no dense fit).
+            progress.step(&format!("drawing {l} path(s) at {m} points: {}", plan.method()));
             let t0 = Instant::now();
             let (data, outcome) = self.prepare(data)?;
             let sampler = StateSpaceSampler::new(&r.kernel, &data, r.ridge, r.scale, r.gp_noise)?;
@@ -316,8 +331,18 @@ impl Mechanism {
             let t = Instant::now();
             (sampler.sample(query.points(), self.params.draws, rng)?, outcome, fit_seconds, t)
         } else {
+            progress.step(&format!("fitting the posterior (n = {})", self.params.release.n));
             let (process, outcome, fit_seconds) = self.fit(data)?;
             let t = Instant::now();
+            let what = if plan.lattice_plan().is_none() {
+                format!(
+                    "drawing {l} path(s) at {m} points: {} (building and factoring the {m} × {m} covariance)",
+                    plan.method()
+                )
+            } else {
+                format!("drawing {l} path(s) at {m} points: {}", plan.method())
+            };
+            progress.step(&what);
             (plan.sampler(process)?.sample(query.points(), self.params.draws, rng)?, outcome, fit_seconds, t)
         };
         let sample_seconds = t.elapsed().as_secs_f64();
