@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The obvious numpy/scipy implementation of one exact posterior sample path on a grid, for
-side-by-side timing with `gpdp release --sampler dense` (issue 11).
+"""The obvious numpy/scipy implementation of exact posterior sample paths on a grid, for
+side-by-side timing with `gpdp release` (scripts/bench/scaling.py runs both).
 
-    OPENBLAS_NUM_THREADS=1 python3 scripts/bench/dense_release.py DATA.csv GRID LENGTHSCALE RIDGE SCALE
+    OPENBLAS_NUM_THREADS=1 python3 scripts/bench/dense_release.py DATA.csv DIM GRID KERNEL LENGTHSCALE RIDGE SCALE
 
-Exponential kernel on [0,1]^2, GRID x GRID query points (end points included), one draw:
-mean = K(Q,X) (K + r^2 I)^-1 y, C = s^2 (K(Q,Q) - K(Q,X)(K + r^2 I)^-1 K(X,Q)) + j I, f = mean + chol(C) z.
-Prints wall seconds and peak RSS (MB)."""
+DIM 1 (domain [0,1], GRID points) or 2 ([0,1]^2, GRID x GRID points), KERNEL exponential or
+matern32, one draw: mean = K(Q,X)(K + r^2 I)^-1 y, C = s^2 (K(Q,Q) - K(Q,X)(K + r^2 I)^-1 K(X,Q)) + j I,
+f = mean + chol(C) z, j = s^2 max(1e-10, 100 m u). Prints wall seconds and peak RSS."""
 import resource
 import sys
 import time
@@ -16,16 +16,30 @@ from scipy.linalg import cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.spatial.distance import cdist
 
 
+def kernel(name, ell):
+    if name == "exponential":
+        return lambda a, b: np.exp(-cdist(a, b) / ell)
+    if name == "matern32":
+        def k(a, b):
+            t = np.sqrt(3.0) * cdist(a, b) / ell
+            return (1.0 + t) * np.exp(-t)
+        return k
+    raise SystemExit(f"unknown kernel {name}")
+
+
 def main():
-    path, grid, ell, r, s = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+    path, dim, grid, name = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    ell, r, s = float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7])
     t0 = time.perf_counter()
-    data = np.loadtxt(path, delimiter=",", skiprows=1)
-    x, y = data[:, :2], data[:, 2]
+    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    x, y = data[:, :dim], data[:, dim]
     axis = np.linspace(0.0, 1.0, grid)
-    q = np.stack(np.meshgrid(axis, axis, indexing="xy"), axis=-1).reshape(-1, 2)
-    k = lambda a, b: np.exp(-cdist(a, b) / ell)
-    a = k(x, x) + r * r * np.eye(len(x))
-    fac = cho_factor(a, lower=True)
+    if dim == 1:
+        q = axis[:, None]
+    else:
+        q = np.stack(np.meshgrid(axis, axis, indexing="xy"), axis=-1).reshape(-1, 2)
+    k = kernel(name, ell)
+    fac = cho_factor(k(x, x) + r * r * np.eye(len(x)), lower=True)
     kqx = k(q, x)
     mean = kqx @ cho_solve(fac, y)
     v = solve_triangular(fac[0], kqx.T, lower=True)
