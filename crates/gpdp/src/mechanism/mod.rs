@@ -303,12 +303,20 @@ impl Mechanism {
         progress: &dyn Progress,
     ) -> Result<PrivateRelease> {
         let plan = self.plan(query)?;
-        let n = self.params.release.n as f64;
+        // The solve is over distinct covariates (repeats are aggregated): at most n, and at most
+        // the number of nodes of a declared (or snapping) lattice — both public.
+        let nodes =
+            self.params.covariate_lattice.as_ref().map(|l| l.counts().iter().map(|&c| c as f64).product::<f64>());
+        let n = nodes.map_or(self.params.release.n as f64, |k| k.min(self.params.release.n as f64));
         let mut needs = Vec::new();
         if !plan.is_state_space() {
-            needs.push(Need::doubles("the posterior's Gram matrix and Cholesky factor (2 × n²)", 2.0 * n * n));
+            needs.push(Need::doubles(
+                "the posterior's Gram matrix and Cholesky factor over at most u distinct covariates (2 × u²)",
+                2.0 * n * n,
+            ));
         }
-        needs.extend(plan.memory(query.len(), self.params.release.n, self.params.draws.get()));
+        let records = if plan.is_state_space() { self.params.release.n } else { n as usize };
+        needs.extend(plan.memory(query.len(), records, self.params.draws.get()));
         let hint = if plan.lattice_plan().is_none() && !plan.is_state_space() {
             let budget = crate::resources::MEMORY_SHARE * crate::resources::available_memory();
             format!(
