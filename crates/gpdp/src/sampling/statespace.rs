@@ -274,6 +274,10 @@ impl StateSpaceModel {
     fn step(&self, delta: f64) -> (Matrix, Matrix) {
         let p = self.p;
         let x = self.lambda * delta;
+        if !(x <= 700.0) {
+            // e^{−x}·poly(x) underflows (or x is infinite): the states are independent.
+            return (ZERO, self.pinf);
+        }
         let ex = (-x).exp();
         let mut a = ZERO;
         let mut xk = 1.0;
@@ -334,10 +338,11 @@ struct Nodes {
 }
 
 fn nodes(x: &[f64], y: &[f64], q: &[f64]) -> Nodes {
-    let mut pos: Vec<f64> = x.iter().chain(q.iter()).copied().collect();
+    // `+ 0.0` maps −0 to +0, so that the total order and equality agree.
+    let mut pos: Vec<f64> = x.iter().chain(q.iter()).map(|v| v + 0.0).collect();
     pos.sort_by(f64::total_cmp);
     pos.dedup();
-    let index = |v: f64| pos.binary_search_by(|p| p.total_cmp(&v)).expect("every position is a node");
+    let index = |v: f64| pos.binary_search_by(|p| p.total_cmp(&(v + 0.0))).expect("every position is a node");
     let mut counts = vec![0usize; pos.len() + 1];
     let obs_node: Vec<usize> = x.iter().map(|&v| index(v)).collect();
     for &k in &obs_node {

@@ -210,4 +210,13 @@ fn bad_inputs_are_refused() {
     let s = StateSpaceSampler::new(&k, &data, 0.1, 1.0, 0.0).unwrap();
     assert!(s.sample_with(&[0.5, f64::NAN], 1, &mut || 0.0).is_err());
     assert_eq!(s.sample_with(&[], 2, &mut || 0.0).unwrap().0, vec![Vec::<f64>::new(); 2]);
+    // Far-apart points (beyond e^{−x} underflow, even an infinite gap) are independent, not NaN.
+    let (v, _) = s.sample_with(&[-1e300, 0.3, 1e300, f64::MAX], 1, &mut || 0.5).unwrap();
+    assert!(v[0].iter().all(|x| x.is_finite()), "{v:?}");
+    // −0 and +0 are one position (a covariate at −0, queries at ±0 share a value).
+    let z = Dataset::new(Points::from_1d(&[-0.0, 0.5]), vec![1.0, 0.0]).unwrap();
+    let s = StateSpaceSampler::new(&k, &z, 0.1, 1.0, 0.0).unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let (v, _) = s.sample_with(&[0.0, -0.0, 0.5], 1, &mut || StandardNormal.sample(&mut rng)).unwrap();
+    assert_eq!(v[0][0], v[0][1]);
 }
