@@ -372,3 +372,89 @@ fn snapping_serves_the_lattice_sampler_and_publishes_only_public_facts() {
         refused(&args, &never, needle);
     }
 }
+
+/// Real units and named columns: `--x easting,northing --y pm25
+/// --response-range 0,60 --units µg/m³` releases in data units (paths,
+/// threshold), the report states range and unit, and clipping most of the
+/// responses is announced loudly on stderr only (never in the report).
+#[test]
+fn responses_in_data_units_with_named_columns() {
+    let t = tempfile::tempdir().unwrap();
+    let mut csv = String::from("site,easting,northing,pm25\n");
+    for i in 0..40 {
+        let (e, n) = (500_000.0 + 250.0 * (i % 8) as f64, 180_000.0 + 400.0 * (i / 8) as f64);
+        csv.push_str(&format!("s{i},{e},{n},{}\n", 20.0 + (i % 5) as f64 * 3.0));
+    }
+    let data = write(t.path(), "pm.csv", &csv);
+    let run = |range: &str, out: &str| -> (String, Value) {
+        let args = [
+            "release",
+            "--data",
+            &data,
+            "--x",
+            "easting,northing",
+            "--y",
+            "pm25",
+            "--response-range",
+            range,
+            "--units",
+            "µg/m³",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "1500",
+            "--domain",
+            "box:500000,502000,180000,182000",
+            "--scale",
+            "3",
+            "--ridge",
+            "1",
+            "--delta",
+            "1e-3",
+            "--grid",
+            "12",
+            "--threshold",
+            "25",
+            "--out",
+            out,
+            "--seed",
+            "4",
+        ];
+        let err = run_ok(&args);
+        (err, report(out))
+    };
+    let out = t.path().join("o").to_str().unwrap().to_string();
+    let (err, r) = run("0,60", &out);
+    assert_eq!(r["data_policy"]["response_range"], serde_json::json!({"lo": 0.0, "hi": 60.0}));
+    assert_eq!(r["data_policy"]["units"], "µg/m³");
+    assert!(!err.contains("WARNING"), "{err}");
+    let text = std::fs::read_to_string(Path::new(&out).join("paths.csv")).unwrap();
+    assert!(text.starts_with("easting,northing,path_1\n500000,180000,"), "{}", &text[..60]);
+    // Values are in µg/m³: the data are 20–32, the map's median is near them, not near [−1, 1].
+    let mut vals: Vec<f64> = text.lines().skip(1).map(|l| l.rsplit(',').next().unwrap().parse().unwrap()).collect();
+    vals.sort_by(f64::total_cmp);
+    let median = vals[vals.len() / 2];
+    assert!((10.0..45.0).contains(&median), "median {median}");
+    // A range that clips every response: a loud warning with the fraction, on stderr only.
+    let out2 = t.path().join("o2").to_str().unwrap().to_string();
+    let (err, r2) = run("0,10", &out2);
+    assert!(
+        err.contains("WARNING (private, not published): 40 of 40 responses (100%) were clipped to [0, 10]"),
+        "{err}"
+    );
+    assert!(!serde_json::to_string(&r2).unwrap().contains("clipped 40"));
+    // Unknown columns are named; --response-range and --response-bound exclude each other.
+    let never = t.path().join("never").to_str().unwrap().to_string();
+    let o = gpdp()
+        .args(["release", "--data", &data, "--x", "east,northing", "--y", "pm25", "--kernel", "exponential"])
+        .args(["--lengthscale", "1500", "--domain", "box:500000,502000,180000,182000", "--scale", "3"])
+        .args(["--ridge", "1", "--delta", "1e-3", "--grid", "12", "--out", &never])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no covariate column 'east'"));
+    let o = gpdp()
+        .args(["release", "--data", &data, "--response-range", "0,60", "--response-bound", "2", "--out", &never])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
+}

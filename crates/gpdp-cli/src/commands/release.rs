@@ -100,6 +100,26 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "h|grid")]
     pub snap: Option<String>,
 
+    /// Covariate columns of --data (and --at) by name, in order, e.g.
+    /// `--x easting,northing` (default: x, or x1, x2, …).
+    #[arg(long = "x", value_name = "COLS", value_delimiter = ',')]
+    pub x_columns: Option<Vec<String>>,
+
+    /// Response column of --data by name, e.g. `--y pm25` (default: y).
+    #[arg(long = "y", value_name = "COL")]
+    pub y_column: Option<String>,
+
+    /// The responses' plausible range in data units, LO,HI (public; e.g.
+    /// 0,60 for µg/m³). Responses are mapped onto [−1, 1] (M_Y = 1) for the
+    /// mechanism, clipped to the range, and every output — paths, maps,
+    /// --threshold — is in data units. Replaces --response-bound.
+    #[arg(long = "response-range", value_name = "LO,HI", conflicts_with = "response_bound")]
+    pub response_range: Option<gpdp::model::units::ResponseRange>,
+
+    /// The responses' unit, a label for the report and the map (e.g. µg/m³).
+    #[arg(long, value_name = "UNIT")]
+    pub units: Option<String>,
+
     /// No progress spinner on stderr (it is also off when stderr is not a terminal).
     #[arg(long)]
     pub quiet: bool,
@@ -193,6 +213,8 @@ impl ReleaseCmdArgs {
         }
         p.max_epsilon = self.max_epsilon;
         p.assume_rkhs_responses = self.assume_rkhs_responses;
+        p.response_range = self.response_range;
+        p.units = self.units.clone();
         Ok(match self.target_epsilon {
             Some(eps) => p.calibrate(self.solve, eps)?,
             None => p.check()?,
@@ -205,7 +227,9 @@ impl ReleaseCmdArgs {
         match (&self.grid, &self.at) {
             (Some(g), None) => Ok((Query::Grid(Grid::parse(g, domain)?), data_names.to_vec())),
             (None, Some(p)) => {
-                let t = gpdp::io::read_table(p, false)?;
+                let bytes = gpdp::io::read_bounded(p, gpdp::io::MAX_INPUT_BYTES)?;
+                let cols = gpdp::io::Columns { x: self.x_columns.clone(), y: None };
+                let t = gpdp::io::read_table_columns(&p.display().to_string(), &bytes, false, &cols)?;
                 if t.x.dim() != dim {
                     bail!("{} has {}-D points but the data are {}-D", p.display(), t.x.dim(), dim);
                 }
@@ -230,12 +254,26 @@ pub fn release_rng(seed: Option<u64>) -> Result<ReleaseRng> {
     })
 }
 
+/// Above this fraction of clipped responses the operator is warned loudly.
+const LOUD_CLIPPING: f64 = 0.03;
+
 /// Tells the operator, on stderr, what the release did with the private
 /// data (never written into the published folder).
 pub fn report_diagnostics(d: &Diagnostics, rel: &PrivateRelease, bound: f64) {
     let c = d.policy.responses_clipped;
-    if c > 0 {
-        eprintln!("operator note (private, not published): clipped {c} response(s) to [−{bound}, {bound}]");
+    let n = rel.report.data_policy.n.max(1);
+    let range = match &rel.report.data_policy.response_range {
+        Some(r) => format!("[{}, {}]", r.lo, r.hi),
+        None => format!("[−{bound}, {bound}]"),
+    };
+    let fraction = c as f64 / n as f64;
+    if fraction > LOUD_CLIPPING {
+        eprintln!(
+            "WARNING (private, not published): {c} of {n} responses ({:.0}%) were clipped to {range} — the map will flatten towards the range's ends; set --response-range to the responses' plausible range in data units",
+            100.0 * fraction
+        );
+    } else if c > 0 {
+        eprintln!("operator note (private, not published): clipped {c} response(s) to {range}");
     }
     if d.policy.covariates_snapped > 0 {
         let how = if rel.report.data_policy.snap.is_some() {
@@ -285,7 +323,8 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
         check_log_outside(log, out)?;
         check_out_file("--log", log, a.force)?;
     }
-    let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset(data_path)?;
+    let cols = gpdp::io::Columns { x: a.x_columns.clone(), y: a.y_column.clone() };
+    let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset_columns(data_path, &cols)?;
     let mechanism = a.mechanism(data.len())?;
     let (query, names) = a.query(&names, data.dim())?;
     let domain = &mechanism.params().release.domain;

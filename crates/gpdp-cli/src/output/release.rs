@@ -68,15 +68,21 @@ pub fn write_release(
         report.privacy.delta,
         if report.private { "" } else { " (seeded: not private)" }
     );
+    let units = report.data_policy.units.as_deref().map(|u| format!(" [{u}]")).unwrap_or_default();
+    // In data units the colours are centred on the threshold (white = t), over the stated range.
+    let range = report.data_policy.response_range.map(|r| {
+        let m = (r.hi - threshold).abs().max((threshold - r.lo).abs());
+        (threshold - m, threshold + m)
+    });
     if let Query::Grid(g) = query {
         let (counts, lo, hi) = (g.counts(), g.lower(), g.upper());
         if counts.len() == 2 {
             let grid = Grid2::new(counts[0], counts[1], (lo[0], hi[0]), (lo[1], hi[1]), rel.paths[0].clone())?;
             let panel = HeatPanel {
-                title: format!("released path 1 ({eps_line})"),
+                title: format!("path 1 — {eps_line}"),
                 grid: &grid,
                 palette: Palette::Diverging,
-                range: None,
+                range,
                 contours: vec![Contour {
                     grid: &grid,
                     level: threshold,
@@ -92,7 +98,7 @@ pub fn write_release(
                 &dir.join("map.png"),
                 &[panel],
                 720,
-                Some(&format!("gpdp release: excursion set {{f ≥ {threshold}}} (black)")),
+                Some(&format!("gpdp release: excursion set {{f ≥ {threshold}}}{units} (black)")),
             )?;
             let gj = excursion_geojson(
                 &excursion_polygons(&grid, threshold),
@@ -125,7 +131,7 @@ pub fn write_release(
             let chart = LineChart {
                 title: format!("released sample paths — {eps_line}"),
                 x_label: names[0].clone(),
-                y_label: "f(x)".into(),
+                y_label: format!("f(x){units}"),
                 log_x: false,
                 log_y: false,
                 series,

@@ -8,4 +8,7 @@ pub mod batch;
 mod table;
 
 pub use batch::{Batch, BatchDefaults, BatchRow, Question, read_batch};
-pub use table::{MAX_INPUT_BYTES, Table, read_bounded, read_dataset, read_named_columns, read_table, read_table_bytes};
+pub use table::{
+    Columns, MAX_INPUT_BYTES, Table, read_bounded, read_dataset, read_dataset_columns, read_named_columns, read_table,
+    read_table_bytes, read_table_columns,
+};

@@ -69,6 +69,21 @@ pub(crate) fn open_csv<'a>(name: &str, bytes: &'a [u8]) -> Result<(csv::Reader<&
 
 /// [`read_table`] on the bytes of a file called `name` (for errors).
 pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table> {
+    read_table_columns(name, bytes, need_y, &Columns::default())
+}
+
+/// Which columns hold the covariates and the response (default: `x` or
+/// `x1..xd`, and `y`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Columns {
+    /// Covariate columns by name, in order (e.g. `easting`, `northing`).
+    pub x: Option<Vec<String>>,
+    /// The response column by name (e.g. `pm25`).
+    pub y: Option<String>,
+}
+
+/// [`read_table_bytes`] with the columns chosen by name.
+pub fn read_table_columns(name: &str, bytes: &[u8], need_y: bool, cols: &Columns) -> Result<Table> {
     let (mut rdr, headers) = open_csv(name, bytes)?;
     if headers.iter().all(|h| h.is_empty()) {
         return Err(input(format!("{name}: the file is empty (expected a header with x or x1..xd and y)")));
@@ -83,7 +98,17 @@ pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table>
     let find = |h: &str| headers.iter().position(|c| c == h);
     let mut xcols = Vec::new();
     let mut x_names = Vec::new();
-    if let Some(i) = find("x") {
+    if let Some(named) = &cols.x {
+        for h in named {
+            let i = find(h)
+                .ok_or_else(|| input(format!("{name}: no covariate column '{h}' (the header is {headers:?})")))?;
+            if xcols.contains(&i) {
+                return Err(input(format!("{name}: covariate column '{h}' is named twice")));
+            }
+            xcols.push(i);
+            x_names.push(h.clone());
+        }
+    } else if let Some(i) = find("x") {
         if find("x1").is_some() {
             return Err(input(format!("{name}: has both an 'x' and an 'x1' column; use x for 1-D or x1..xd")));
         }
@@ -104,12 +129,16 @@ pub fn read_table_bytes(name: &str, bytes: &[u8], need_y: bool) -> Result<Table>
     }
     if xcols.is_empty() {
         return Err(input(format!(
-            "{name}: no covariate columns (expected 'x' or 'x1', 'x2', …); header is {headers:?}"
+            "{name}: no covariate columns (expected 'x' or 'x1', 'x2', …, or name them with --x); header is {headers:?}"
         )));
     }
-    let ycol = find("y");
+    let yname = cols.y.as_deref().unwrap_or("y");
+    let ycol = find(yname);
     if need_y && ycol.is_none() {
-        return Err(input(format!("{name}: no 'y' column (responses)")));
+        return Err(input(format!("{name}: no '{yname}' column (responses; name it with --y); header is {headers:?}")));
+    }
+    if let Some(yc) = ycol.filter(|yc| xcols.contains(yc)) {
+        return Err(input(format!("{name}: column '{}' is both a covariate and the response", headers[yc])));
     }
     let d = xcols.len();
     let mut data = Vec::new();
@@ -234,8 +263,14 @@ pub fn read_named_columns(path: &Path, cols: &[&str]) -> Result<Vec<Vec<f64>>> {
 
 /// Reads a training set (covariates and `y`) and its covariate names.
 pub fn read_dataset(path: &Path) -> Result<(Vec<String>, Dataset)> {
-    let t = read_table(path, true)?;
-    let y = t.y.ok_or_else(|| input(format!("{}: no y column", path.display())))?;
+    read_dataset_columns(path, &Columns::default())
+}
+
+/// Reads a training set with the covariate and response columns chosen by name.
+pub fn read_dataset_columns(path: &Path, cols: &Columns) -> Result<(Vec<String>, Dataset)> {
+    let bytes = read_bounded(path, MAX_INPUT_BYTES)?;
+    let t = read_table_columns(&path.display().to_string(), &bytes, true, cols)?;
+    let y = t.y.ok_or_else(|| input(format!("{}: no response column", path.display())))?;
     Ok((t.x_names, Dataset::new(t.x, y)?))
 }
 

@@ -35,6 +35,8 @@ pub struct LazyRelease {
     rng: ReleaseRng,
     report: ReleaseReport,
     diagnostics: Diagnostics,
+    /// Values are returned in data units when the release has a response range.
+    range: Option<crate::model::units::ResponseRange>,
 }
 
 impl LazyRelease {
@@ -77,7 +79,7 @@ impl LazyRelease {
         };
         let jitter = paths[0].path.jitter();
         let report = ReleaseReport::new(m, &rng, query, plan, jitter);
-        Ok(LazyRelease { paths, rng, report, diagnostics })
+        Ok(LazyRelease { paths, rng, report, diagnostics, range: m.params.response_range })
     }
 
     /// The number of paths L.
@@ -109,7 +111,11 @@ impl LazyRelease {
             value: l.to_string(),
             requirement: if n == 1 { "0 (the release has one path)" } else { "below the number of paths L" },
         })?;
-        path.path.eval(points, &mut self.rng)
+        let mut values = path.path.eval(points, &mut self.rng)?;
+        if let Some(range) = &self.range {
+            values.iter_mut().for_each(|v| *v = range.to_data(*v));
+        }
+        Ok(values)
     }
 
     /// The paths.

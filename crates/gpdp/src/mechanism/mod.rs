@@ -46,6 +46,7 @@ use crate::model::data::Dataset;
 use crate::model::draws::Draws;
 use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 use crate::model::query::{CovariateLattice, Query};
+use crate::model::units::ResponseRange;
 use crate::posterior::Posterior;
 use crate::privacy::{Calibration, Conversion, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
 use crate::resources::{Need, check_memory};
@@ -79,6 +80,12 @@ pub struct MechanismParams {
     /// the noiseless value y = f*(x) of a function with ‖f*‖_H ≤ B. The
     /// guarantee then rests on it; it cannot be checked from the data.
     pub assume_rkhs_responses: bool,
+    /// Responses in data units: the public range [lo, hi] mapped onto
+    /// [−1, 1] before the mechanism (then M_Y must be 1), and the released
+    /// values mapped back (`model::units`).
+    pub response_range: Option<ResponseRange>,
+    /// The responses' unit, a public label for reports and maps.
+    pub units: Option<String>,
 }
 
 impl MechanismParams {
@@ -95,6 +102,8 @@ impl MechanismParams {
             covariate_lattice: None,
             max_epsilon: None,
             assume_rkhs_responses: false,
+            response_range: None,
+            units: None,
         }
     }
 
@@ -204,6 +213,19 @@ impl Mechanism {
                 requirement: "finite for a release (σ = inf is only meaningful for the accountant)",
             });
         }
+        if params.response_range.is_some() && r.response_bound != 1.0 {
+            return Err(Error::InvalidParameter {
+                name: "response bound M_Y",
+                value: crate::error::fmt_value(r.response_bound),
+                requirement: "1 with a response range (the range [lo, hi] is mapped onto [−1, 1]; give the bound as the range instead)",
+            });
+        }
+        if params.response_range.is_some() && params.uses_rkhs_lemma() {
+            return Err(Error::InvalidLemma {
+                lemma: "B.8",
+                reason: "a response range rescales the responses, so the RKHS norm of the data-generating function would change with it; give the responses on the scale of the stated norm, without a response range".into(),
+            });
+        }
         if params.uses_rkhs_lemma() && !params.assume_rkhs_responses {
             return Err(Error::InvalidLemma {
                 lemma: "B.8",
@@ -266,6 +288,15 @@ impl Mechanism {
 
     /// The data policy applied, and Lemma B.8's assumption checked against it.
     fn prepare(&self, data: &Dataset) -> Result<(Dataset, PolicyOutcome)> {
+        let scaled;
+        let data = match &self.params.response_range {
+            Some(range) => {
+                let y: Vec<f64> = data.y().iter().map(|&v| range.to_internal(v)).collect();
+                scaled = Dataset::new(data.x().clone(), y)?;
+                &scaled
+            }
+            None => data,
+        };
         let (data, outcome) = self.policy.apply(data)?;
         if self.params.uses_rkhs_lemma() && outcome.responses_clipped > 0 {
             return Err(Error::InvalidLemma {
@@ -354,6 +385,13 @@ impl Mechanism {
             (plan.sampler(process)?.sample(query.points(), self.params.draws, rng)?, outcome, fit_seconds, t)
         };
         let sample_seconds = t.elapsed().as_secs_f64();
+        let mut sampled = sampled;
+        if let Some(range) = &self.params.response_range {
+            // Post-processing with public coefficients: back into data units.
+            for path in &mut sampled.values {
+                path.iter_mut().for_each(|v| *v = range.to_data(*v));
+            }
+        }
         debug_assert_eq!(sampled.values.len() as u64, self.params.draws.get());
         let report = ReleaseReport::new(self, rng, query.summary(), plan.summary(), sampled.jitter);
         Ok(PrivateRelease {

@@ -70,6 +70,13 @@ pub struct DataPolicySummary {
     /// The declared covariate lattice (points per axis), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub covariate_lattice: Option<Vec<usize>>,
+    /// Responses in data units: the public range mapped onto [−1, 1] (M_Y = 1
+    /// internally); released values are in data units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_range: Option<crate::model::units::ResponseRange>,
+    /// The responses' unit (a label).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units: Option<String>,
     /// With snapping: the lattice spacing per axis and the largest distance a
     /// covariate can have been moved, half the cell diagonal (public).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,6 +178,8 @@ impl ReleaseReport {
                 response_bound: p.release.response_bound,
                 on_unbounded: p.on_unbounded,
                 covariate_lattice: p.covariate_lattice.as_ref().map(|l| l.counts().to_vec()),
+                response_range: p.response_range,
+                units: p.units.clone(),
                 snap: p.covariate_lattice.as_ref().filter(|l| l.snaps()).map(|l| {
                     let (lo, hi) = p.release.domain.bounding_box();
                     let spacing: Vec<f64> =

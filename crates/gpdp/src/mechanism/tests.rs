@@ -194,3 +194,35 @@ fn one_dimensional_releases_use_the_state_space_sampler_without_a_dense_fit() {
     let e = dense.check().unwrap().release(&d1, &q, &mut ReleaseRng::seeded(1)).unwrap_err();
     assert!(e.to_string().contains("too large") || e.to_string().contains("memory"), "{e}");
 }
+
+/// A response range is exactly the affine change of units: the same seed on
+/// responses in µg/m³ with the range [0, 60] gives the draws of the
+/// internal release mapped back, clipping acts at the range's ends, and the
+/// report states the range and the unit.
+#[test]
+fn response_range_is_an_exact_change_of_units() {
+    let range = crate::model::units::ResponseRange::new(0.0, 60.0).unwrap();
+    let raw = Dataset::new(data_1d().x().clone(), vec![12.0, 55.0, 70.0, 30.0, 3.0, 41.0]).unwrap();
+    let internal =
+        Dataset::new(raw.x().clone(), raw.y().iter().map(|&y| range.to_internal(y).clamp(-1.0, 1.0)).collect())
+            .unwrap();
+    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    p.draws = Draws::new(2).unwrap();
+    let plain = p.check().unwrap().release(&internal, &grid_1d(30), &mut ReleaseRng::seeded(5)).unwrap();
+    p.response_range = Some(range);
+    p.units = Some("µg/m³".into());
+    let m = p.check().unwrap();
+    let r = m.release(&raw, &grid_1d(30), &mut ReleaseRng::seeded(5)).unwrap();
+    assert_eq!(r.diagnostics.policy.responses_clipped, 1);
+    for (a, b) in r.paths.iter().zip(&plain.paths) {
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - (30.0 + 30.0 * y)).abs() < 1e-12, "{x} vs {y}");
+        }
+    }
+    assert_eq!(r.report.data_policy.response_range, Some(range));
+    assert_eq!(r.report.data_policy.units.as_deref(), Some("µg/m³"));
+    // M_Y must be 1 on the internal scale.
+    let mut bad = p.clone();
+    bad.release.response_bound = 60.0;
+    assert!(bad.check().unwrap_err().to_string().contains("response bound M_Y"));
+}

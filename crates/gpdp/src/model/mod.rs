@@ -11,6 +11,7 @@ pub mod kernel;
 pub mod points;
 pub mod policy;
 pub mod query;
+pub mod units;
 
 pub use data::Dataset;
 pub use domain::Domain;

@@ -1,0 +1,101 @@
+//! Responses in data units: a public response range [lo, hi] (e.g. µg/m³)
+//! mapped onto the mechanism's [−1, 1] (M_Y = 1), and the released values
+//! mapped back.
+//!
+//! ```text
+//! y ↦ (2y − lo − hi)/(hi − lo)          (data units → [−1, 1] on [lo, hi])
+//! v ↦ (lo + hi)/2 + v·(hi − lo)/2       (released value → data units)
+//! ```
+//!
+//! Both maps are affine with public coefficients. The first is a per-record
+//! transformation of the responses before the mechanism (so clipping to
+//! [−1, 1] is clipping to [lo, hi]); the second is post-processing of the
+//! released draws. Neither changes the guarantee. A threshold t in data
+//! units thresholds the mapped-back path exactly as (2t − lo − hi)/(hi − lo)
+//! thresholds the internal one.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// A public response range [lo, hi], lo < hi, both finite.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ResponseRange {
+    /// Lower end, in data units.
+    pub lo: f64,
+    /// Upper end, in data units.
+    pub hi: f64,
+}
+
+impl ResponseRange {
+    /// Requires finite lo < hi (and a finite width).
+    pub fn new(lo: f64, hi: f64) -> Result<Self> {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
+            return Err(Error::Setting {
+                name: "response range",
+                value: format!("{lo},{hi}"),
+                reason: "needs finite LO < HI (the plausible range of the responses, in data units)".into(),
+            });
+        }
+        Ok(ResponseRange { lo, hi })
+    }
+
+    /// The centre (lo + hi)/2.
+    pub fn mid(&self) -> f64 {
+        0.5 * self.lo + 0.5 * self.hi
+    }
+
+    /// The half-width (hi − lo)/2.
+    pub fn half(&self) -> f64 {
+        0.5 * (self.hi - self.lo)
+    }
+
+    /// A response in data units onto the internal scale ([lo, hi] → [−1, 1]).
+    pub fn to_internal(&self, y: f64) -> f64 {
+        (y - self.mid()) / self.half()
+    }
+
+    /// A released value back into data units.
+    pub fn to_data(&self, v: f64) -> f64 {
+        self.mid() + v * self.half()
+    }
+}
+
+impl FromStr for ResponseRange {
+    type Err = Error;
+    /// "LO,HI".
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |reason: &str| Error::Setting { name: "response range", value: s.to_string(), reason: reason.into() };
+        let (a, b) = s.split_once(',').ok_or_else(|| bad("expected LO,HI, e.g. 0,60"))?;
+        let lo: f64 = a.trim().parse().map_err(|_| bad("LO is not a number"))?;
+        let hi: f64 = b.trim().parse().map_err(|_| bad("HI is not a number"))?;
+        ResponseRange::new(lo, hi)
+    }
+}
+
+impl fmt::Display for ResponseRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {}]", self.lo, self.hi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_the_range_onto_the_unit_interval_and_back() {
+        let r: ResponseRange = "0, 60".parse().unwrap();
+        assert_eq!((r.to_internal(0.0), r.to_internal(30.0), r.to_internal(60.0)), (-1.0, 0.0, 1.0));
+        assert!((r.to_internal(25.0) - (-1.0 / 6.0)).abs() < 1e-15);
+        for v in [-1.3, -1.0, 0.2, 1.0, 4.0] {
+            assert!((r.to_internal(r.to_data(v)) - v).abs() < 1e-14);
+        }
+        for bad in ["5,5", "6,1", "a,2", "1", "nan,2", "-1e308,1e308"] {
+            assert!(bad.parse::<ResponseRange>().is_err(), "{bad}");
+        }
+    }
+}
