@@ -120,12 +120,24 @@ pub fn accountant_words(bound: BoundChoice, constants: SensitivityConstants, lem
 
 /// Refuses with every missing flag at once (one line).
 pub fn require(missing: Vec<&str>) -> Result<()> {
+    require_with_example(missing, None)
+}
+
+/// [`require`], ending the line with a complete example command.
+pub fn require_with_example(missing: Vec<&str>, example: Option<&str>) -> Result<()> {
+    let eg = example.map(|e| format!(" — e.g. {e}")).unwrap_or_default();
     match missing.len() {
         0 => Ok(()),
-        1 => bail!("missing required flag {}", missing[0]),
-        _ => bail!("missing required flags: {}", missing.join("; ")),
+        1 => bail!("missing required flag {}{eg}", missing[0]),
+        _ => bail!("missing required flags: {}{eg}", missing.join("; ")),
     }
 }
+
+/// A complete `gpdp release` command, shown with its missing flags.
+pub const RELEASE_EXAMPLE: &str = "gpdp release --data readings.csv --x easting,northing --y pm25 --response-range 0,60 --units µg/m³ --kernel matern32 --lengthscale 2000 --domain box:500000,510000,180000,190000 --scale 1 --target-epsilon 1 --delta 1e-5 --grid 200 --out release/";
+
+/// A complete `gpdp account` command, shown with its missing flags.
+pub const ACCOUNT_EXAMPLE: &str = "gpdp account --n 400 --kernel exponential --lengthscale 0.14 --domain box:0,1,0,1 --ridge 5.7 --scale 0.12 --delta 1e-5";
 
 /// Fully resolved release parameters (defaults applied).
 #[derive(Debug, Clone)]

@@ -458,3 +458,37 @@ fn responses_in_data_units_with_named_columns() {
         .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
 }
+
+/// The missing-flags message lists every missing flag and ends with an
+/// example command that works as given (here on a fixture in µg/m³ and
+/// British National Grid metres).
+#[test]
+fn missing_flags_come_with_an_example_that_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let o = gpdp().args(["release", "--data", "x.csv"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success() && err.trim_end().lines().count() == 1, "{err}");
+    for flag in ["--kernel", "--domain", "--ridge r (or --target-epsilon", "--scale", "--delta", "--grid", "--out DIR"]
+    {
+        assert!(err.contains(flag), "{flag} missing from: {err}");
+    }
+    let example = err.trim_end().split(" — e.g. gpdp ").nth(1).expect("an example command");
+    let mut csv = String::from("easting,northing,pm25\n");
+    for i in 0..50 {
+        csv.push_str(&format!("{},{},{}\n", 500_100 + 190 * i, 180_200 + (i * 977) % 9_600, 15 + (i % 9) * 3));
+    }
+    let data = write(t.path(), "readings.csv", &csv);
+    let out = t.path().join("release").to_str().unwrap().to_string();
+    let args: Vec<String> = example
+        .split_whitespace()
+        .map(|a| match a {
+            "readings.csv" => data.clone(),
+            "release/" => out.clone(),
+            "200" => "40".to_string(), // a smaller grid keeps the test fast
+            _ => a.to_string(),
+        })
+        .collect();
+    let o = gpdp().args(&args).arg("--seed").arg("1").output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(report(&out)["data_policy"]["units"], "µg/m³");
+}

@@ -9,7 +9,7 @@ use gpdp::PrivacyReport;
 use gpdp::io::{BatchDefaults, Question, read_batch};
 use rayon::prelude::*;
 
-use crate::args::{ReleaseArgs, parse_f64, require};
+use crate::args::{ReleaseArgs, parse_f64};
 use crate::output::files::{check_out_file, write_atomically};
 use crate::output::report::{cell, report_text};
 
@@ -78,7 +78,7 @@ pub fn run(a: AccountArgs) -> Result<()> {
     if a.delta.is_none() && a.epsilon.is_none() {
         missing.push("--delta δ (to get ε) or --epsilon ε (to get δ)");
     }
-    require(missing)?;
+    crate::args::require_with_example(missing, Some(crate::args::ACCOUNT_EXAMPLE))?;
     let n = a.n.context("missing --n")?;
     let res = a.release.resolve(n, true, true)?;
     let release = res.params.check()?;

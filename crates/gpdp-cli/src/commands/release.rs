@@ -16,7 +16,7 @@ use gpdp::{
 };
 use serde_json::json;
 
-use crate::args::{ReleaseArgs, parse_f64, require};
+use crate::args::{ReleaseArgs, parse_f64, require_with_example};
 use crate::output::files::{check_log_outside, check_out_dir, check_out_file, write_atomically, write_dir_atomically};
 use crate::output::progress::Spinner;
 use crate::output::release::write_release;
@@ -170,7 +170,7 @@ impl ReleaseCmdArgs {
         if self.out.is_none() {
             missing.push("--out DIR");
         }
-        require(missing)
+        require_with_example(missing, Some(crate::args::RELEASE_EXAMPLE))
     }
 
     /// The checked (and, with --target-epsilon, calibrated) mechanism for n
