@@ -7,7 +7,7 @@ mod output;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use commands::{account, calibrate, demo, excursion, figure, hexbin, mia, posterior, release};
+use commands::{account, calibrate, demo, excursion, figure, hexbin, ledger, mia, posterior, release};
 
 /// gpdp: release Gaussian-process posterior sample paths with differential
 /// privacy, and compute the exact (ε, δ) guarantee of such releases.
@@ -35,7 +35,7 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Release L posterior sample paths fitted to private data, with the
     /// guarantee, a map and the excursion set.
-    Release(release::ReleaseCmdArgs),
+    Release(Box<release::ReleaseCmdArgs>),
     /// Non-private posterior mean and variance at query points (diagnostics
     /// on public data).
     Posterior(posterior::PosteriorArgs),
@@ -53,6 +53,9 @@ enum Command {
     /// median value per cell (the binning of the real-data study).
     #[command(long_about = hexbin::ABOUT)]
     Hexbin(hexbin::HexbinArgs),
+    /// The privacy-budget ledger: declare a dataset's budget, list its releases.
+    #[command(subcommand)]
+    Ledger(ledger::LedgerCmd),
 }
 
 /// Dies quietly on a closed pipe (`gpdp … | head`) instead of panicking in
@@ -92,12 +95,13 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo::run(a),
         Command::Account(a) => account::run(a),
         Command::Calibrate(a) => calibrate::run(a),
-        Command::Release(a) => release::run(a),
+        Command::Release(a) => release::run(*a),
         Command::Posterior(a) => posterior::run(a),
         Command::Figure(c) => figure::run(c),
         Command::Mia(a) => mia::run(a),
         Command::Excursion(c) => excursion::run(c),
         Command::Hexbin(a) => hexbin::run(a),
+        Command::Ledger(c) => ledger::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

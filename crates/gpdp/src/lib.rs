@@ -117,6 +117,8 @@ pub mod audit;
 pub mod error;
 #[cfg(feature = "csv")]
 pub mod io;
+#[cfg(feature = "ledger")]
+pub mod ledger;
 mod linalg;
 pub mod mechanism;
 pub mod model;

@@ -8,6 +8,7 @@ pub mod excursion;
 pub mod excursion2d;
 pub mod figure;
 pub mod hexbin;
+pub mod ledger;
 pub mod mia;
 pub mod posterior;
 pub mod realdata;

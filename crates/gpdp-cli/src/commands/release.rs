@@ -120,6 +120,17 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "UNIT")]
     pub units: Option<String>,
 
+    /// Record the release in this privacy-budget ledger (see `gpdp ledger
+    /// init`) under --dataset: refused, before anything is drawn, when the
+    /// dataset's composed guarantee would exceed its budget. The budget is
+    /// reserved before drawing and the release committed once published.
+    #[arg(long, value_name = "FILE", requires = "dataset")]
+    pub ledger: Option<PathBuf>,
+
+    /// The dataset's name in the ledger.
+    #[arg(long, value_name = "NAME", requires = "ledger")]
+    pub dataset: Option<String>,
+
     /// No progress spinner on stderr (it is also off when stderr is not a terminal).
     #[arg(long)]
     pub quiet: bool,
@@ -254,6 +265,21 @@ pub fn release_rng(seed: Option<u64>) -> Result<ReleaseRng> {
     })
 }
 
+/// SHA-256 over the published files, in the order listed: for each, its
+/// name, a NUL, its length (8 bytes, little-endian) and its bytes.
+fn hash_files(dir: &Path, names: &[String]) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for name in names {
+        let bytes = std::fs::read(dir.join(name)).with_context(|| format!("hashing {}", dir.join(name).display()))?;
+        h.update(name.as_bytes());
+        h.update([0u8]);
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(&bytes);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Above this fraction of clipped responses the operator is warned loudly.
 const LOUD_CLIPPING: f64 = 0.03;
 
@@ -336,11 +362,26 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
         );
     }
     let mut rng = release_rng(a.seed)?;
+    // The budget is reserved (fsynced) before anything is drawn.
+    let mut ledger = None;
+    if let (Some(path), Some(dataset)) = (&a.ledger, &a.dataset) {
+        crate::output::files::check_private_outside("--ledger", path, out)?;
+        let mut l = gpdp::ledger::Ledger::open(path)?;
+        let r = l.reserve(dataset, &mechanism.params().release, mechanism.params().draws)?;
+        eprintln!(
+            "ledger: reserved release #{} of '{dataset}' (ε = {:.4}; composed ε = {:.4} of the budget's {})",
+            r.id, r.epsilon, r.composed_epsilon, r.budget.epsilon
+        );
+        ledger = Some((l, r.id));
+    }
     let spinner = Spinner::new(a.quiet);
     let rel = mechanism.release_with_progress(&data, &query, &mut rng, &spinner).with_context(|| name.clone())?;
     spinner.set(&format!("writing the release into {}", out.display()));
     let outputs = write_dir_atomically(out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;
     spinner.finish();
+    if let Some((mut l, id)) = ledger {
+        l.commit(id, &hash_files(out, &outputs)?, &out.display().to_string())?;
+    }
     report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
     if let Some(log) = &a.log {
         write_operator_log(log, "release", &name, out, &rel, a.force)?;

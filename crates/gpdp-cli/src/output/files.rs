@@ -283,6 +283,19 @@ fn replace_dir(tmp: &Path, out: &Path, parent: &Path, base: &str) -> Result<()> 
     }
 }
 
+/// Refuses a private file (`flag` names it, e.g. the ledger) inside the published folder.
+pub fn check_private_outside(flag: &str, file: &Path, out: &Path) -> Result<()> {
+    let (f, o) = (resolved(file)?, resolved(out)?);
+    if f.starts_with(&o) {
+        bail!(
+            "{flag} {} lies inside the published folder --out {}: it describes the private data's releases and must be kept apart",
+            file.display(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
 /// Refuses an operator log that would be written inside the published
 /// folder `out` (the log holds facts about the private data).
 pub fn check_log_outside(log: &Path, out: &Path) -> Result<()> {

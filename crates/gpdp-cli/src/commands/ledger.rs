@@ -1,0 +1,126 @@
+//! `gpdp ledger init|show`: the privacy-budget ledger of a data holder
+//! (gpdp::ledger; docs/ledger.md).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use gpdp::ledger::Ledger;
+use gpdp::privacy::Conversion;
+
+use crate::args::parse_f64;
+
+/// The default ledger file, in the working directory.
+pub const DEFAULT_LEDGER: &str = "gpdp-ledger.sqlite";
+
+/// Ledger subcommands.
+#[derive(Subcommand, Debug)]
+pub enum LedgerCmd {
+    /// Declare the privacy budget (ε, δ) of a dataset. Every later
+    /// `gpdp release --ledger FILE --dataset NAME` is refused when the
+    /// composed guarantee of the dataset's releases would exceed it.
+    Init(InitArgs),
+    /// List budgets and recorded releases (reserved = counted, possibly not
+    /// published; committed = published, with a hash of its files).
+    Show(ShowArgs),
+}
+
+/// `gpdp ledger init`.
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// The dataset's name (as used with `release --dataset`).
+    #[arg(long)]
+    pub dataset: String,
+    /// The budget's ε: the largest composed ε of all the dataset's releases.
+    #[arg(long, value_name = "ε", value_parser = parse_f64)]
+    pub epsilon: f64,
+    /// The budget's δ.
+    #[arg(long, value_name = "δ", value_parser = parse_f64)]
+    pub delta: f64,
+    /// RDP → (ε, δ) conversion used to compare the composed guarantee with the budget.
+    #[arg(long, value_name = "CONV", default_value = "improved")]
+    pub conversion: Conversion,
+    /// The ledger file (SQLite; created if missing). Keep it with the
+    /// private data, outside anything you publish.
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_LEDGER)]
+    pub ledger: PathBuf,
+}
+
+/// `gpdp ledger show`.
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The ledger file.
+    #[arg(long, value_name = "FILE", default_value = DEFAULT_LEDGER)]
+    pub ledger: PathBuf,
+    /// Only this dataset.
+    #[arg(long)]
+    pub dataset: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs a ledger subcommand.
+pub fn run(cmd: LedgerCmd) -> Result<()> {
+    match cmd {
+        LedgerCmd::Init(a) => {
+            let mut l = Ledger::open(&a.ledger)?;
+            let b = l.init(&a.dataset, a.epsilon, a.delta, a.conversion)?;
+            println!(
+                "dataset '{}': budget ε = {}, δ = {:e} ({} conversion) in {}",
+                b.dataset,
+                b.epsilon,
+                b.delta,
+                b.conversion,
+                a.ledger.display()
+            );
+            Ok(())
+        }
+        LedgerCmd::Show(a) => {
+            if !a.ledger.exists() {
+                anyhow::bail!("no ledger at {} (create one with gpdp ledger init)", a.ledger.display());
+            }
+            let l = Ledger::open(&a.ledger)?;
+            let budgets = match &a.dataset {
+                Some(d) => vec![l.budget(d)?],
+                None => l.budgets()?,
+            };
+            let mut all = Vec::new();
+            for b in budgets {
+                let entries = l.entries(&b.dataset)?;
+                all.push(serde_json::json!({"budget": b, "releases": entries}));
+            }
+            if a.json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else {
+                for item in &all {
+                    let b = &item["budget"];
+                    let rel = item["releases"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+                    let used = rel.last().and_then(|e| e["composed_epsilon"].as_f64()).unwrap_or(0.0);
+                    println!(
+                        "{}: budget ε = {}, δ = {} — used ε = {used:.4} by {} release(s)",
+                        b["dataset"].as_str().unwrap_or(""),
+                        b["epsilon"],
+                        b["delta"],
+                        rel.len()
+                    );
+                    for e in rel {
+                        println!(
+                            "  #{} {:9} ε = {:.4} (composed {:.4}) L = {} r = {} σ = {} {}{}",
+                            e["id"],
+                            e["status"].as_str().unwrap_or(""),
+                            e["epsilon"].as_f64().unwrap_or(f64::NAN),
+                            e["composed_epsilon"].as_f64().unwrap_or(f64::NAN),
+                            e["params"]["draws"],
+                            e["params"]["ridge"],
+                            e["params"]["scale"],
+                            e["reserved_at"].as_str().unwrap_or(""),
+                            e["out"].as_str().map(|o| format!(" → {o}")).unwrap_or_default()
+                        );
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! A crash-safe privacy-budget ledger (docs/ledger.md).
+//!
+//! A data holder declares a budget (ε, δ) per dataset; every release of that
+//! dataset is recorded with its public parameters, and a new release is
+//! refused when the **composed** guarantee of all recorded releases plus the
+//! new one would exceed the budget. Composition is exact RDP composition at
+//! a common order, then one conversion ([`Accountant`]) — tighter than
+//! adding the releases' ε.
+//!
+//! Protocol (SQLite in WAL mode, `synchronous = FULL`, every step one
+//! transaction):
+//!
+//! 1. [`Ledger::reserve`] — in an immediate (write-locking) transaction,
+//!    re-derive every recorded release from its stored parameters, compose
+//!    them with the new one, refuse if the budget would be exceeded, else
+//!    insert the new release as `reserved` and commit (fsynced). Only then
+//!    may the caller draw.
+//! 2. [`Ledger::commit`] — after the published files are in place, mark the
+//!    release `committed` with a hash of the files.
+//!
+//! A release killed between 1 and 2 stays `reserved`, and a reserved release
+//! counts against the budget exactly like a committed one: the ledger may
+//! over-count (a release that never published), never under-count.
+//! Concurrent releases serialise on SQLite's write lock during step 1, so
+//! together they never exceed the budget.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::draws::Draws;
+use crate::model::kernel::{Kernel, KernelKind};
+use crate::privacy::accountant::{Accountant, ReleaseParams};
+use crate::privacy::conversion::Conversion;
+
+/// How long a release waits for another process's ledger transaction.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The public parameters of one recorded release, as stored (round-trips
+/// exactly: every number is written in its shortest exact decimal form).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedParams {
+    /// Kernel family.
+    pub kernel: KernelKind,
+    /// Lengthscale ℓ.
+    pub lengthscale: f64,
+    /// Domain Ω, as text (`interval:…`, `box:…`, `ball:…`).
+    pub domain: String,
+    /// n.
+    pub n: usize,
+    /// Ridge r.
+    pub ridge: f64,
+    /// Scale σ (finite for a release).
+    pub scale: f64,
+    /// GP noise η.
+    pub gp_noise: f64,
+    /// M_Y.
+    pub response_bound: f64,
+    /// Sensitivity choice, as text.
+    pub sensitivity: String,
+    /// ‖f*‖_H for Lemma B.8.
+    pub rkhs_norm: Option<f64>,
+    /// Proven bound, as text.
+    pub bound: String,
+    /// L.
+    pub draws: u64,
+}
+
+impl RecordedParams {
+    /// The stored form of `p` released `draws` times.
+    pub fn new(p: &ReleaseParams, draws: Draws) -> Result<Self> {
+        if matches!(p.domain, crate::model::domain::Domain::Points(_)) {
+            return Err(Error::Unsupported(
+                "the ledger records domains as text; a finite-set domain cannot be recorded".into(),
+            ));
+        }
+        Ok(RecordedParams {
+            kernel: p.kernel.kind(),
+            lengthscale: p.kernel.lengthscale(),
+            domain: p.domain.to_string(),
+            n: p.n,
+            ridge: p.ridge,
+            scale: p.scale,
+            gp_noise: p.gp_noise,
+            response_bound: p.response_bound,
+            sensitivity: p.sensitivity.to_string(),
+            rkhs_norm: p.rkhs_norm,
+            bound: p.bound.to_string(),
+            draws: draws.get(),
+        })
+    }
+
+    /// Back to release parameters and draws.
+    pub fn params(&self) -> Result<(ReleaseParams, Draws)> {
+        let kernel = Kernel::new(self.kernel, self.lengthscale)?;
+        let mut p = ReleaseParams::new(kernel, self.domain.parse()?, self.n, self.ridge, self.scale);
+        p.gp_noise = self.gp_noise;
+        p.response_bound = self.response_bound;
+        p.sensitivity = self.sensitivity.parse()?;
+        p.rkhs_norm = self.rkhs_norm;
+        p.bound = self.bound.parse()?;
+        Ok((p, Draws::new(self.draws)?))
+    }
+}
+
+/// A dataset's budget.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Budget {
+    /// The dataset's name.
+    pub dataset: String,
+    /// ε of the budget.
+    pub epsilon: f64,
+    /// δ of the budget.
+    pub delta: f64,
+    /// The conversion used to compare the composed guarantee with it.
+    pub conversion: Conversion,
+    /// When it was declared (UTC, RFC 3339).
+    pub created: String,
+}
+
+/// One recorded release.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    /// Its id in the ledger.
+    pub id: i64,
+    /// `reserved` (counted; drawing may have happened) or `committed` (published).
+    pub status: String,
+    /// Its public parameters.
+    pub params: RecordedParams,
+    /// ε of this release alone at the budget's δ.
+    pub epsilon: f64,
+    /// ε of everything recorded up to and including it, composed, at the budget's δ.
+    pub composed_epsilon: f64,
+    /// When it was reserved.
+    pub reserved_at: String,
+    /// When it was committed.
+    pub committed_at: Option<String>,
+    /// SHA-256 of the published files (set at commit).
+    pub files_hash: Option<String>,
+    /// Where it was published.
+    pub out: Option<String>,
+}
+
+/// A reservation: the release may now draw; commit it once published.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reservation {
+    /// The entry's id.
+    pub id: i64,
+    /// ε of this release alone at the budget's δ.
+    pub epsilon: f64,
+    /// The composed guarantee of the dataset with this release.
+    pub composed_epsilon: f64,
+    /// The budget.
+    pub budget: Budget,
+}
+
+/// The ledger file.
+#[derive(Debug)]
+pub struct Ledger {
+    conn: Connection,
+    path: PathBuf,
+}
+
+fn db(e: rusqlite::Error, path: &Path) -> Error {
+    Error::Input(format!("ledger {}: {e}", path.display()))
+}
+
+fn now() -> String {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    // RFC 3339 in UTC from the Unix time (days → civil date, Howard Hinnant's algorithm).
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = if month <= 2 { y + 1 } else { y };
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the ledger at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path).map_err(|e| db(e, path))?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| db(e, path))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             PRAGMA synchronous = FULL;
+             PRAGMA foreign_keys = ON;
+             CREATE TABLE IF NOT EXISTS budgets (
+                 dataset TEXT PRIMARY KEY,
+                 epsilon REAL NOT NULL,
+                 delta REAL NOT NULL,
+                 conversion TEXT NOT NULL,
+                 created TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS releases (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 dataset TEXT NOT NULL REFERENCES budgets(dataset),
+                 status TEXT NOT NULL CHECK (status IN ('reserved', 'committed')),
+                 params TEXT NOT NULL,
+                 epsilon REAL NOT NULL,
+                 composed_epsilon REAL NOT NULL,
+                 reserved_at TEXT NOT NULL,
+                 committed_at TEXT,
+                 files_hash TEXT,
+                 out TEXT);",
+        )
+        .map_err(|e| db(e, path))?;
+        Ok(Ledger { conn, path: path.to_path_buf() })
+    }
+
+    /// The ledger's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Declares the budget (ε, δ) of `dataset`; refused if it already has one.
+    pub fn init(&mut self, dataset: &str, epsilon: f64, delta: f64, conversion: Conversion) -> Result<Budget> {
+        if dataset.trim().is_empty() {
+            return Err(Error::Setting { name: "dataset", value: dataset.into(), reason: "needs a name".into() });
+        }
+        crate::error::positive("budget ε", epsilon)?;
+        crate::error::unit_open("budget δ", delta)?;
+        let path = self.path.clone();
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
+        let exists: Option<f64> = tx
+            .query_row("SELECT epsilon FROM budgets WHERE dataset = ?1", [dataset], |r| r.get(0))
+            .optional()
+            .map_err(|e| db(e, &path))?;
+        if exists.is_some() {
+            return Err(Error::Setting {
+                name: "dataset",
+                value: dataset.into(),
+                reason: format!("already has a budget in {} (budgets cannot be changed or reset)", path.display()),
+            });
+        }
+        let created = now();
+        tx.execute(
+            "INSERT INTO budgets (dataset, epsilon, delta, conversion, created) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![dataset, epsilon, delta, conversion.name(), created],
+        )
+        .map_err(|e| db(e, &path))?;
+        tx.commit().map_err(|e| db(e, &path))?;
+        Ok(Budget { dataset: dataset.into(), epsilon, delta, conversion, created })
+    }
+
+    /// The budget of `dataset`.
+    pub fn budget(&self, dataset: &str) -> Result<Budget> {
+        budget_in(&self.conn, dataset, &self.path)
+    }
+
+    /// Every budget.
+    pub fn budgets(&self) -> Result<Vec<Budget>> {
+        let path = &self.path;
+        let mut st = self.conn.prepare("SELECT dataset FROM budgets ORDER BY dataset").map_err(|e| db(e, path))?;
+        let names: Vec<String> = st
+            .query_map([], |r| r.get(0))
+            .map_err(|e| db(e, path))?
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| db(e, path))?;
+        names.iter().map(|n| self.budget(n)).collect()
+    }
+
+    /// The releases recorded for `dataset`, oldest first.
+    pub fn entries(&self, dataset: &str) -> Result<Vec<Entry>> {
+        entries_in(&self.conn, dataset, &self.path)
+    }
+
+    /// Reserves the budget for `draws` draws of `params` on `dataset` (step
+    /// 1 of the protocol): refused ([`Error::BudgetExceeded`]) when the
+    /// composed guarantee would exceed the budget.
+    pub fn reserve(&mut self, dataset: &str, params: &ReleaseParams, draws: Draws) -> Result<Reservation> {
+        let recorded = RecordedParams::new(params, draws)?;
+        let path = self.path.clone();
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
+        let budget = budget_in(&tx, dataset, &path)?;
+        let mut acc = Accountant::new();
+        for e in entries_in(&tx, dataset, &path)? {
+            let (p, l) = e.params.params()?;
+            acc.compose(p.check()?, l);
+        }
+        let release = params.check()?;
+        let alone = release.epsilon(draws, budget.delta, budget.conversion)?.epsilon;
+        acc.compose(release, draws);
+        let composed = acc.epsilon(budget.delta, budget.conversion)?.epsilon;
+        if !(composed <= budget.epsilon) {
+            return Err(Error::BudgetExceeded(format!(
+                "the budget of dataset '{dataset}' is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}) — nothing was drawn",
+                budget.epsilon,
+                budget.delta,
+                acc.events().len() - 1
+            )));
+        }
+        let json = serde_json::to_string(&recorded).map_err(|e| Error::Input(format!("ledger: {e}")))?;
+        tx.execute(
+            "INSERT INTO releases (dataset, status, params, epsilon, composed_epsilon, reserved_at) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5)",
+            params![dataset, json, alone, composed, now()],
+        )
+        .map_err(|e| db(e, &path))?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(|e| db(e, &path))?;
+        Ok(Reservation { id, epsilon: alone, composed_epsilon: composed, budget })
+    }
+
+    /// Marks a reserved release as published (step 2 of the protocol).
+    pub fn commit(&mut self, id: i64, files_hash: &str, out: &str) -> Result<()> {
+        let path = self.path.clone();
+        let n = self
+            .conn
+            .execute(
+                "UPDATE releases SET status = 'committed', committed_at = ?2, files_hash = ?3, out = ?4 WHERE id = ?1 AND status = 'reserved'",
+                params![id, now(), files_hash, out],
+            )
+            .map_err(|e| db(e, &path))?;
+        if n != 1 {
+            return Err(Error::Input(format!("ledger {}: no reserved release with id {id}", path.display())));
+        }
+        Ok(())
+    }
+}
+
+fn budget_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Budget> {
+    let row = conn
+        .query_row("SELECT epsilon, delta, conversion, created FROM budgets WHERE dataset = ?1", [dataset], |r| {
+            Ok((r.get::<_, f64>(0)?, r.get::<_, f64>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))
+        })
+        .optional()
+        .map_err(|e| db(e, path))?;
+    let Some((epsilon, delta, conversion, created)) = row else {
+        return Err(Error::Setting {
+            name: "dataset",
+            value: dataset.into(),
+            reason: format!(
+                "has no budget in {}; declare one first: gpdp ledger init --ledger {} --dataset {dataset} --epsilon E --delta D",
+                path.display(),
+                path.display()
+            ),
+        });
+    };
+    Ok(Budget { dataset: dataset.into(), epsilon, delta, conversion: conversion.parse()?, created })
+}
+
+fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry>> {
+    let mut st = conn
+        .prepare(
+            "SELECT id, status, params, epsilon, composed_epsilon, reserved_at, committed_at, files_hash, out
+             FROM releases WHERE dataset = ?1 ORDER BY id",
+        )
+        .map_err(|e| db(e, path))?;
+    let rows = st
+        .query_map([dataset], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, f64>(3)?,
+                r.get::<_, f64>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, Option<String>>(6)?,
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, Option<String>>(8)?,
+            ))
+        })
+        .map_err(|e| db(e, path))?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (id, status, params, epsilon, composed_epsilon, reserved_at, committed_at, files_hash, out_dir) =
+            row.map_err(|e| db(e, path))?;
+        let params: RecordedParams = serde_json::from_str(&params).map_err(|e| {
+            Error::Input(format!("ledger {}: release {id} has unreadable parameters: {e}", path.display()))
+        })?;
+        out.push(Entry {
+            id,
+            status,
+            params,
+            epsilon,
+            composed_epsilon,
+            reserved_at,
+            committed_at,
+            files_hash,
+            out: out_dir,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;
