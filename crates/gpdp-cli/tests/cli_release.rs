@@ -492,3 +492,143 @@ fn missing_flags_come_with_an_example_that_runs() {
     assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(report(&out)["data_policy"]["units"], "µg/m³");
 }
+
+/// Reads the tags of a little-endian TIFF's first IFD: tag → values as f64.
+fn tiff_tags(b: &[u8]) -> std::collections::BTreeMap<u16, Vec<f64>> {
+    let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]);
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    assert_eq!(&b[0..4], b"II\x2a\x00");
+    let ifd = u32_at(4) as usize;
+    let mut tags = std::collections::BTreeMap::new();
+    for e in 0..u16_at(ifd) as usize {
+        let o = ifd + 2 + 12 * e;
+        let (tag, typ, count) = (u16_at(o), u16_at(o + 2), u32_at(o + 4) as usize);
+        let size = match typ {
+            3 => 2,
+            4 => 4,
+            12 => 8,
+            t => panic!("type {t}"),
+        };
+        let at = if size * count <= 4 { o + 8 } else { u32_at(o + 8) as usize };
+        let vals = (0..count)
+            .map(|k| {
+                let p = at + k * size;
+                match typ {
+                    3 => u16_at(p) as f64,
+                    4 => u32_at(p) as f64,
+                    _ => f64::from_le_bytes(b[p..p + 8].try_into().unwrap()),
+                }
+            })
+            .collect();
+        tags.insert(tag, vals);
+    }
+    tags
+}
+
+/// `--crs EPSG:27700`: a GeoTIFF with one float64 band per draw, the CRS and
+/// the grid's geotransform as GeoTIFF keys, values equal to paths.csv; the
+/// excursion set in WGS 84 longitude/latitude inside the data's box; a
+/// geographic CRS is refused for a distance-based kernel.
+#[test]
+fn crs_gives_a_geotiff_and_wgs84_geojson() {
+    let t = tempfile::tempdir().unwrap();
+    let mut csv = String::from("easting,northing,pm25\n");
+    for i in 0..40 {
+        let (e, n) = (500_000.0 + 250.0 * (i % 8) as f64, 180_000.0 + 400.0 * (i / 8) as f64);
+        csv.push_str(&format!("{e},{n},{}\n", 10.0 + (i % 7) as f64 * 6.0));
+    }
+    let data = write(t.path(), "pm.csv", &csv);
+    let out = t.path().join("o").to_str().unwrap().to_string();
+    let args = |crs: &'static str, out: &str| -> Vec<String> {
+        [
+            "release",
+            "--data",
+            &data,
+            "--x",
+            "easting,northing",
+            "--y",
+            "pm25",
+            "--response-range",
+            "0,60",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "1500",
+            "--domain",
+            "box:500000,502000,180000,182000",
+            "--scale",
+            "3",
+            "--ridge",
+            "1",
+            "--delta",
+            "1e-3",
+            "--grid",
+            "9x7",
+            "--draws",
+            "2",
+            "--threshold",
+            "30",
+            "--out",
+            out,
+            "--seed",
+            "4",
+            "--crs",
+            crs,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let a = args("EPSG:27700", &out);
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    run_ok(&a);
+    assert_eq!(files(Path::new(&out)), ["excursion.geojson", "map.png", "paths.csv", "paths.tif", "report.json"]);
+    let tags = tiff_tags(&std::fs::read(Path::new(&out).join("paths.tif")).unwrap());
+    assert_eq!((tags[&256][0], tags[&257][0], tags[&277][0]), (9.0, 7.0, 2.0));
+    assert_eq!(tags[&339], vec![3.0, 3.0]); // IEEE float samples
+    assert_eq!(tags[&33550][..2], [250.0, 2000.0 / 6.0]); // pixel size
+    assert_eq!(tags[&33922][3..5], [500_000.0, 182_000.0]); // tie point: top-left grid point
+    let keys: Vec<u16> = tags[&34735].iter().map(|&v| v as u16).collect();
+    assert!(keys.windows(4).any(|w| w == [3072, 0, 1, 27700]), "{keys:?}");
+    assert!(keys.windows(4).any(|w| w == [1025, 0, 1, 2]), "PixelIsPoint: {keys:?}");
+    // Values: band b at row r (from the top), column c equals path b+1 at (c, 6 − r).
+    let b = std::fs::read(Path::new(&out).join("paths.tif")).unwrap();
+    let off = tags[&273][0] as usize;
+    let text = std::fs::read_to_string(Path::new(&out).join("paths.csv")).unwrap();
+    let rows: Vec<Vec<f64>> =
+        text.lines().skip(1).map(|l| l.split(',').map(|v| v.parse().unwrap()).collect()).collect();
+    for r in 0..7 {
+        for c in 0..9 {
+            for band in 0..2 {
+                let p = off + 8 * (2 * (9 * r + c) + band);
+                let v = f64::from_le_bytes(b[p..p + 8].try_into().unwrap());
+                assert_eq!(v, rows[c + 9 * (6 - r)][2 + band]);
+            }
+        }
+    }
+    let gj: Value = serde_json::from_slice(&std::fs::read(Path::new(&out).join("excursion.geojson")).unwrap()).unwrap();
+    let coords = gj.to_string();
+    assert!(coords.contains("WGS 84 longitude/latitude"), "{coords}");
+    let mut lon_lat = Vec::new();
+    fn walk(v: &Value, out: &mut Vec<[f64; 2]>) {
+        match v.as_array() {
+            Some(a) if a.len() == 2 && a[0].is_f64() => out.push([a[0].as_f64().unwrap(), a[1].as_f64().unwrap()]),
+            Some(a) => a.iter().for_each(|x| walk(x, out)),
+            None => {}
+        }
+    }
+    for f in gj["features"].as_array().unwrap() {
+        walk(&f["geometry"]["coordinates"], &mut lon_lat);
+    }
+    assert!(!lon_lat.is_empty());
+    // The box's corners, BNG (500 000, 180 000) and (502 000, 182 000), are at about
+    // (−0.5604°, 51.5098°) and (−0.5310°, 51.5279°) (OSGB 1936 → WGS 84).
+    assert!(
+        lon_lat.iter().all(|&[lon, lat]| (-0.5625..-0.5285).contains(&lon) && (51.5085..51.5295).contains(&lat)),
+        "{lon_lat:?}"
+    );
+    let never = t.path().join("never").to_str().unwrap().to_string();
+    let a = args("EPSG:4326", &never);
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    refused(&a, &never, "is geographic");
+}

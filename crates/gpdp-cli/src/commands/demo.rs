@@ -111,7 +111,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         std::fs::write(dir.join(MARKER), "written by gpdp demo; a later demo may replace this folder\n")?;
         let published = dir.join("release");
         std::fs::create_dir(&published)?;
-        let outputs = write_release(&published, &rel, &query, &names, 0.0)?;
+        let outputs = write_release(&published, &rel, &query, &names, 0.0, None)?;
         let private = dir.join("private");
         std::fs::create_dir(&private)?;
         // The synthetic private input, so that `gpdp release` can be re-run on it.

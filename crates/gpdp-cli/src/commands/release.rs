@@ -120,6 +120,14 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "UNIT")]
     pub units: Option<String>,
 
+    /// The covariates' coordinate reference system, EPSG:CODE — a projected
+    /// CRS, so that distances (and ℓ) are in metres (e.g. EPSG:27700, British
+    /// National Grid). Adds paths.tif (a GeoTIFF, one band per draw) and
+    /// writes excursion.geojson in WGS 84 longitude/latitude (RFC 7946). A
+    /// geographic (degrees) CRS is refused for distance-based kernels.
+    #[arg(long, value_name = "EPSG:CODE")]
+    pub crs: Option<crate::output::gis::Crs>,
+
     /// Record the release in this privacy-budget ledger (see `gpdp ledger
     /// init`) under --dataset: refused, before anything is drawn, when the
     /// dataset's composed guarantee would exceed its budget. The budget is
@@ -201,6 +209,18 @@ impl ReleaseCmdArgs {
             !calibrating || self.solve != Solve::Scale,
         )?;
         let dim = res.params.domain.dim();
+        if let Some(c) = &self.crs {
+            if c.is_geographic() && res.params.kernel.kind().has_lengthscale() {
+                bail!(
+                    "--crs EPSG:{} is geographic (longitude/latitude in degrees): the {} kernel needs distances in metres — reproject the covariates to a projected CRS (e.g. EPSG:27700, or the UTM zone of the data) and give its code",
+                    c.code,
+                    res.params.kernel.kind()
+                );
+            }
+            if dim != 2 {
+                bail!("--crs needs 2-D covariates (easting, northing); the domain is {dim}-D");
+            }
+        }
         let mut p = MechanismParams::new(res.params, self.delta.context("missing --delta")?);
         p.draws = res.draws;
         p.conversion = res.conversion;
@@ -377,7 +397,9 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
     let spinner = Spinner::new(a.quiet);
     let rel = mechanism.release_with_progress(&data, &query, &mut rng, &spinner).with_context(|| name.clone())?;
     spinner.set(&format!("writing the release into {}", out.display()));
-    let outputs = write_dir_atomically(out, a.force, |dir| write_release(dir, &rel, &query, &names, a.threshold))?;
+    let outputs = write_dir_atomically(out, a.force, |dir| {
+        write_release(dir, &rel, &query, &names, a.threshold, a.crs.as_ref())
+    })?;
     spinner.finish();
     if let Some((mut l, id)) = ledger {
         l.commit(id, &hash_files(out, &outputs)?, &out.display().to_string())?;

@@ -3,6 +3,7 @@
 //! and human-readable privacy reports ([`report`]).
 
 pub mod files;
+pub mod gis;
 pub mod plot;
 pub mod progress;
 pub mod release;

@@ -9,6 +9,8 @@
 
 use std::path::Path;
 
+use crate::output::gis::{Crs, write_geotiff};
+
 use anyhow::Result;
 use gpdp::postprocess::{Grid2, excursion_geojson, excursion_polygons};
 use gpdp::{PrivateRelease, Query, ReleaseReport};
@@ -28,11 +30,16 @@ struct PublishedReport<'a> {
 }
 
 /// The files a release of `query` publishes, in order (public).
-pub fn published_files(query: &Query) -> Vec<String> {
+pub fn published_files(query: &Query, crs: Option<&Crs>) -> Vec<String> {
     let mut out = vec!["paths.csv".to_string(), "report.json".to_string()];
     if let Query::Grid(g) = query {
         match g.counts().len() {
-            2 => out.extend(["map.png".to_string(), "excursion.geojson".to_string()]),
+            2 => {
+                out.extend(["map.png".to_string(), "excursion.geojson".to_string()]);
+                if crs.is_some() {
+                    out.push("paths.tif".to_string());
+                }
+            }
             1 => out.push("paths.png".to_string()),
             _ => {}
         }
@@ -48,6 +55,7 @@ pub fn write_release(
     query: &Query,
     names: &[String],
     threshold: f64,
+    crs: Option<&Crs>,
 ) -> Result<Vec<String>> {
     let pts = query.points();
     let draws = rel.paths.len();
@@ -100,17 +108,36 @@ pub fn write_release(
                 720,
                 Some(&format!("gpdp release: excursion set {{f ≥ {threshold}}}{units} (black)")),
             )?;
+            let polys = excursion_polygons(&grid, threshold);
+            let (polys, coordinates) = match crs {
+                Some(c) => (
+                    c.polygons_to_wgs84(&polys)?,
+                    format!("WGS 84 longitude/latitude (RFC 7946), reprojected from EPSG:{}", c.code),
+                ),
+                None => (polys, "domain coordinates (x1, x2), not longitude/latitude".to_string()),
+            };
             let gj = excursion_geojson(
-                &excursion_polygons(&grid, threshold),
+                &polys,
                 json!({
                     "level": threshold,
                     "set": format!("{{x : f(x) >= {threshold}}} of released path 1"),
                     "epsilon": report.privacy.epsilon,
                     "delta": report.privacy.delta,
                     "private": report.private,
-                    "coordinates": "domain coordinates (x1, x2), not longitude/latitude",
+                    "coordinates": coordinates,
                 }),
             );
+            if let Some(c) = crs {
+                let (dx, dy) = ((hi[0] - lo[0]) / (counts[0] - 1) as f64, (hi[1] - lo[1]) / (counts[1] - 1) as f64);
+                write_geotiff(
+                    &dir.join("paths.tif"),
+                    counts[0],
+                    counts[1],
+                    [lo[0], lo[1], dx, dy],
+                    &rel.paths,
+                    c.code,
+                )?;
+            }
             std::fs::write(dir.join("excursion.geojson"), serde_json::to_vec_pretty(&gj)?)?;
         } else if counts.len() == 1 {
             let xs: Vec<f64> = pts.iter().map(|x| x[0]).collect();
@@ -142,7 +169,7 @@ pub fn write_release(
             line_charts(&dir.join("paths.png"), &[chart], (900, 520))?;
         }
     }
-    let outputs = published_files(query);
+    let outputs = published_files(query, crs);
     let published = PublishedReport { release: report, threshold, outputs: &outputs };
     std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&published)?)?;
     Ok(outputs)

@@ -1,0 +1,155 @@
+//! GIS outputs for releases with `--crs EPSG:CODE`: GeoJSON in WGS 84
+//! longitude/latitude (RFC 7946), reprojected with proj4rs (a pure-Rust
+//! port of PROJ.4; CRS definitions from crs-definitions, the EPSG registry's
+//! proj4 strings and WKT), and a GeoTIFF of the released paths (one band per
+//! draw) with the CRS and geotransform as GeoTIFF keys.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use gpdp::postprocess::contour::Polygon;
+
+/// A coordinate reference system given as `EPSG:CODE`.
+#[derive(Debug, Clone)]
+pub struct Crs {
+    /// The EPSG code.
+    pub code: u16,
+    proj4: &'static str,
+}
+
+impl std::str::FromStr for Crs {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim();
+        let code = t
+            .strip_prefix("EPSG:")
+            .or_else(|| t.strip_prefix("epsg:"))
+            .and_then(|c| c.parse::<u16>().ok())
+            .with_context(|| format!("--crs '{s}': expected EPSG:CODE, e.g. EPSG:27700 (British National Grid)"))?;
+        let def = crs_definitions::from_code(code)
+            .with_context(|| format!("--crs '{s}': EPSG:{code} is not in gpdp's CRS registry (crs-definitions)"))?;
+        Ok(Crs { code, proj4: def.proj4 })
+    }
+}
+
+impl Crs {
+    /// Whether coordinates are longitude/latitude (not metres).
+    pub fn is_geographic(&self) -> bool {
+        self.proj4.contains("+proj=longlat")
+    }
+
+    /// Reprojects polygons from this CRS to WGS 84 longitude/latitude in degrees.
+    pub fn polygons_to_wgs84(&self, polys: &[Polygon]) -> Result<Vec<Polygon>> {
+        use proj4rs::proj::Proj;
+        let src = Proj::from_proj_string(self.proj4).map_err(|e| anyhow::anyhow!("EPSG:{}: {e}", self.code))?;
+        let dst = Proj::from_proj_string(crs_definitions::EPSG_4326.proj4).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let ring = |r: &[[f64; 2]]| -> Result<Vec<[f64; 2]>> {
+            let mut pts: Vec<(f64, f64, f64)> = r.iter().map(|&[x, y]| (x, y, 0.0)).collect();
+            proj4rs::transform::transform(&src, &dst, pts.as_mut_slice())
+                .map_err(|e| anyhow::anyhow!("reprojecting EPSG:{} to WGS 84: {e}", self.code))?;
+            Ok(pts.iter().map(|&(lon, lat, _)| [lon.to_degrees(), lat.to_degrees()]).collect())
+        };
+        polys
+            .iter()
+            .map(|p| {
+                Ok(Polygon {
+                    exterior: ring(&p.exterior)?,
+                    holes: p.holes.iter().map(|h| ring(h)).collect::<Result<_>>()?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Writes a GeoTIFF of `bands` (each nx·ny values, x fastest, rows from the
+/// *lowest* y up) on the grid with points x0 + i·dx, y0 + j·dy: 64-bit float
+/// samples, one band per draw, PixelIsPoint georeferencing (the tie point is
+/// the grid point (x0, y_max) at pixel (0, 0)), projected CRS `code`.
+pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &[Vec<f64>], code: u16) -> Result<()> {
+    let [x0, y0, dx, dy] = grid;
+    let nb = bands.len();
+    if nb == 0 || nb > u16::MAX as usize || bands.iter().any(|b| b.len() != nx * ny) {
+        bail!("GeoTIFF {}: bands must hold nx·ny = {} values each", path.display(), nx * ny);
+    }
+    let y_max = y0 + (ny - 1) as f64 * dy;
+    // Pixel data: rows from the top (largest y), samples interleaved per pixel.
+    let mut data = Vec::with_capacity(nx * ny * nb * 8);
+    for r in 0..ny {
+        let j = ny - 1 - r;
+        for i in 0..nx {
+            for b in bands {
+                data.extend_from_slice(&b[i + nx * j].to_le_bytes());
+            }
+        }
+    }
+    // Tags (sorted by number), each (tag, type, values). Types: 3 SHORT, 4 LONG, 12 DOUBLE.
+    enum V {
+        Short(Vec<u16>),
+        Long(Vec<u32>),
+        Double(Vec<f64>),
+    }
+    let data_offset = 8u32;
+    let data_len = u32::try_from(data.len()).context("GeoTIFF larger than 4 GiB")?;
+    let mut tags: Vec<(u16, V)> = vec![
+        (256, V::Long(vec![nx as u32])),
+        (257, V::Long(vec![ny as u32])),
+        (258, V::Short(vec![64; nb])),
+        (259, V::Short(vec![1])),
+        (262, V::Short(vec![1])),
+        (273, V::Long(vec![data_offset])),
+        (277, V::Short(vec![nb as u16])),
+        (278, V::Long(vec![ny as u32])),
+        (279, V::Long(vec![data_len])),
+        (284, V::Short(vec![1])),
+        (339, V::Short(vec![3; nb])),
+        (33550, V::Double(vec![dx, dy, 0.0])),
+        (33922, V::Double(vec![0.0, 0.0, 0.0, x0, y_max, 0.0])),
+        // GeoKeyDirectory: version 1.1.0, 3 keys: model type projected, raster PixelIsPoint, projected CRS.
+        (34735, V::Short(vec![1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 2, 3072, 0, 1, code])),
+    ];
+    if nb > 1 {
+        tags.push((338, V::Short(vec![0; nb - 1])));
+        tags.sort_by_key(|t| t.0);
+    }
+    let mut out = Vec::with_capacity(data.len() + 1024);
+    out.extend_from_slice(b"II");
+    out.extend_from_slice(&42u16.to_le_bytes());
+    let ifd_offset = data_offset + data_len + (data_len % 2);
+    out.extend_from_slice(&ifd_offset.to_le_bytes());
+    out.extend_from_slice(&data);
+    if data_len % 2 == 1 {
+        out.push(0);
+    }
+    // IFD: count, entries, next-IFD offset 0, then the out-of-line values.
+    let n = tags.len();
+    let mut extra: Vec<u8> = Vec::new();
+    let extra_start = ifd_offset as usize + 2 + 12 * n + 4;
+    let mut entries = Vec::with_capacity(12 * n);
+    for (tag, v) in &tags {
+        let (typ, count, bytes): (u16, usize, Vec<u8>) = match v {
+            V::Short(s) => (3, s.len(), s.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            V::Long(l) => (4, l.len(), l.iter().flat_map(|x| x.to_le_bytes()).collect()),
+            V::Double(d) => (12, d.len(), d.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        };
+        entries.extend_from_slice(&tag.to_le_bytes());
+        entries.extend_from_slice(&typ.to_le_bytes());
+        entries.extend_from_slice(&(count as u32).to_le_bytes());
+        if bytes.len() <= 4 {
+            let mut b = bytes.clone();
+            b.resize(4, 0);
+            entries.extend_from_slice(&b);
+        } else {
+            if extra.len() % 2 == 1 {
+                extra.push(0);
+            }
+            let off = (extra_start + extra.len()) as u32;
+            entries.extend_from_slice(&off.to_le_bytes());
+            extra.extend_from_slice(&bytes);
+        }
+    }
+    out.extend_from_slice(&(n as u16).to_le_bytes());
+    out.extend_from_slice(&entries);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&extra);
+    std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
+}
