@@ -582,7 +582,25 @@ fn crs_gives_a_geotiff_and_wgs84_geojson() {
     let a = args("EPSG:27700", &out);
     let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
     run_ok(&a);
-    assert_eq!(files(Path::new(&out)), ["excursion.geojson", "map.png", "paths.csv", "paths.tif", "report.json"]);
+    assert_eq!(
+        files(Path::new(&out)),
+        [
+            "excursion.geojson",
+            "map.pgw",
+            "map.png",
+            "map.png.aux.xml",
+            "map.prj",
+            "paths.csv",
+            "paths.tif",
+            "report.json"
+        ]
+    );
+    // The world file: six numbers, square-ish pixels in metres, north up.
+    let wf: Vec<f64> =
+        std::fs::read_to_string(Path::new(&out).join("map.pgw")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(wf.len(), 6);
+    assert!(wf[0] > 0.0 && wf[3] < 0.0 && wf[1] == 0.0 && wf[2] == 0.0, "{wf:?}");
+    assert!(std::fs::read_to_string(Path::new(&out).join("map.prj")).unwrap().contains("British National Grid"));
     let tags = tiff_tags(&std::fs::read(Path::new(&out).join("paths.tif")).unwrap());
     assert_eq!((tags[&256][0], tags[&257][0], tags[&277][0]), (9.0, 7.0, 2.0));
     assert_eq!(tags[&339], vec![3.0, 3.0]); // IEEE float samples

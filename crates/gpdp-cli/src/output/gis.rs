@@ -15,6 +15,7 @@ pub struct Crs {
     /// The EPSG code.
     pub code: u16,
     proj4: &'static str,
+    wkt: &'static str,
 }
 
 impl std::str::FromStr for Crs {
@@ -28,7 +29,7 @@ impl std::str::FromStr for Crs {
             .with_context(|| format!("--crs '{s}': expected EPSG:CODE, e.g. EPSG:27700 (British National Grid)"))?;
         let def = crs_definitions::from_code(code)
             .with_context(|| format!("--crs '{s}': EPSG:{code} is not in gpdp's CRS registry (crs-definitions)"))?;
-        Ok(Crs { code, proj4: def.proj4 })
+        Ok(Crs { code, proj4: def.proj4, wkt: def.wkt })
     }
 }
 
@@ -36,6 +37,11 @@ impl Crs {
     /// Whether coordinates are longitude/latitude (not metres).
     pub fn is_geographic(&self) -> bool {
         self.proj4.contains("+proj=longlat")
+    }
+
+    /// The CRS as OGC WKT (for `.prj` files).
+    pub fn wkt(&self) -> &'static str {
+        self.wkt
     }
 
     /// Reprojects polygons from this CRS to WGS 84 longitude/latitude in degrees.
@@ -152,4 +158,16 @@ pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&extra);
     std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The six lines of a world file for an image whose map (`g`) maps pixel
+/// edges `g.px`, `g.py` onto the domain rectangle: pixel size A = Δx/Δpx,
+/// E = −Δy/Δpy, and the centre of the upper-left pixel,
+/// C = x_left + (½ − px_left)·A, F = y_top + (½ − py_top)·E.
+pub fn world_file(g: &crate::output::plot::PanelGeoref) -> String {
+    let a = (g.x.1 - g.x.0) / (g.px.1 - g.px.0);
+    let e = -(g.y.1 - g.y.0) / (g.py.1 - g.py.0);
+    let c = g.x.0 + (0.5 - g.px.0) * a;
+    let f = g.y.1 + (0.5 - g.py.0) * e;
+    format!("{a}\n0\n0\n{e}\n{c}\n{f}\n")
 }

@@ -78,7 +78,27 @@ pub struct Contour<'a> {
 /// Each panel is `panel_px`×`panel_px` pixels, plus about 0.24·`panel_px` to
 /// its right for the colour bar when it has one; the map keeps the domain's
 /// aspect ratio (bounded to 1:2…2:1). Axis ticks are in domain coordinates.
-pub fn heatmap_figure(path: &Path, panels: &[HeatPanel], panel_px: u32, suptitle: Option<&str>) -> Result<()> {
+/// Where a heat-map panel's map lies in the written image: its plotting area in
+/// image pixels (edges; x from the left, y from the top) and the domain
+/// rectangle it shows — enough for a world file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PanelGeoref {
+    /// Left and right pixel edges of the map.
+    pub px: (f64, f64),
+    /// Top and bottom pixel edges of the map.
+    pub py: (f64, f64),
+    /// The domain rectangle shown: x from `x.0` (left) to `x.1`, y from `y.0` (bottom) to `y.1` (top).
+    pub x: (f64, f64),
+    /// See `x`.
+    pub y: (f64, f64),
+}
+
+pub fn heatmap_figure(
+    path: &Path,
+    panels: &[HeatPanel],
+    panel_px: u32,
+    suptitle: Option<&str>,
+) -> Result<Vec<PanelGeoref>> {
     ensure!(!panels.is_empty(), "heat-map figure {}: no panels", path.display());
     ensure!((160..=4000).contains(&panel_px), "heat-map panel size {panel_px} px is outside 160..=4000");
     for p in panels {
@@ -90,6 +110,7 @@ pub fn heatmap_figure(path: &Path, panels: &[HeatPanel], panel_px: u32, suptitle
     let sup = suptitle.filter(|t| !t.trim().is_empty());
     let sup_h = if sup.is_some() { (34.0 * s).round() as u32 } else { 0 };
     let size = (widths.iter().sum::<u32>(), panel_px + sup_h);
+    let mut georefs = Vec::with_capacity(panels.len());
     let rgb = render(size, |root| {
         if let Some(t) = sup {
             let style = font(19.0 * s * SS as f64).pos(Pos::new(HPos::Center, VPos::Center));
@@ -99,13 +120,15 @@ pub fn heatmap_figure(path: &Path, panels: &[HeatPanel], panel_px: u32, suptitle
         let mut x = 0;
         for (p, &w) in panels.iter().zip(&widths) {
             let area = root.clone().shrink((x * SS, sup_h * SS), (w * SS, panel_px * SS));
-            draw_heat_panel(&area, p, s * SS as f64, if p.colorbar { cb_w * SS } else { 0 })
+            let g = draw_heat_panel(&area, p, s * SS as f64, if p.colorbar { cb_w * SS } else { 0 })
                 .with_context(|| format!("drawing heat-map panel '{}'", p.title))?;
+            georefs.push(g);
             x += w;
         }
         Ok(())
     })?;
-    write_png_atomically(path, size, &rgb)
+    write_png_atomically(path, size, &rgb)?;
+    Ok(georefs)
 }
 
 /// How a series is drawn.
@@ -905,7 +928,7 @@ fn color_range(p: &HeatPanel) -> (f64, f64) {
     }
 }
 
-fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<()> {
+fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<PanelGeoref> {
     let g = p.grid;
     let sz = Sizes::scaled(s);
     let (w, h) = area.dim_in_pixel();
@@ -983,6 +1006,14 @@ fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<()> 
     chart.draw_series(inside.iter().map(|&q| Circle::new(q, r, BLACK.stroke_width(sz.line)))).map_err(pe)?;
     draw_box(&mut chart, &ax, &ay, &sz)?;
     draw_title(area, &chart, &p.title, &sz, frame.title_h)?;
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let ss = SS as f64;
+    let georef = PanelGeoref {
+        px: (xr.start as f64 / ss, xr.end as f64 / ss),
+        py: (yr.start as f64 / ss, yr.end as f64 / ss),
+        x: (xlo, xhi),
+        y: (ylo, yhi),
+    };
 
     if cb_w > 0 {
         let (_, yr) = chart.plotting_area().get_pixel_range();
@@ -991,7 +1022,7 @@ fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<()> 
         let cb = area.clone().shrink((main_w, 0), (cb_w, h));
         draw_colorbar(&cb, p.palette, (lo, hi), &sz, top, bottom)?;
     }
-    Ok(())
+    Ok(georef)
 }
 
 fn draw_colorbar(area: &Area, palette: Palette, (lo, hi): (f64, f64), sz: &Sizes, top: u32, bottom: u32) -> Result<()> {
@@ -1464,7 +1495,9 @@ mod tests {
     fn mismatched_and_empty_inputs_are_errors_naming_the_series() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.png");
-        let msg = |r: Result<()>| format!("{:#}", r.unwrap_err());
+        fn msg<T: std::fmt::Debug>(r: Result<T>) -> String {
+            format!("{:#}", r.unwrap_err())
+        }
         let c = chart(
             "T",
             vec![
@@ -1571,7 +1604,8 @@ mod tests {
         p.contours.clear();
         p.points.clear();
         let buf =
-            render((400 + 96, 400), |root| draw_heat_panel(root, &p, SS as f64 * 400.0 / 420.0, 96 * SS)).unwrap();
+            render((400 + 96, 400), |root| draw_heat_panel(root, &p, SS as f64 * 400.0 / 420.0, 96 * SS).map(|_| ()))
+                .unwrap();
         let px = |x: u32, y: u32| {
             let k = 3 * (y * 496 + x) as usize;
             (buf[k], buf[k + 1], buf[k + 2])

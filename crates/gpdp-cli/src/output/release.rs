@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::output::gis::{Crs, write_geotiff};
+use crate::output::gis::{Crs, world_file, write_geotiff};
 
 use anyhow::Result;
 use gpdp::postprocess::{Grid2, excursion_geojson, excursion_polygons};
@@ -37,7 +37,7 @@ pub fn published_files(query: &Query, crs: Option<&Crs>) -> Vec<String> {
             2 => {
                 out.extend(["map.png".to_string(), "excursion.geojson".to_string()]);
                 if crs.is_some() {
-                    out.push("paths.tif".to_string());
+                    out.extend(["paths.tif", "map.pgw", "map.prj", "map.png.aux.xml"].map(String::from));
                 }
             }
             1 => out.push("paths.png".to_string()),
@@ -45,6 +45,10 @@ pub fn published_files(query: &Query, crs: Option<&Crs>) -> Vec<String> {
         }
     }
     out
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Writes the published folder of `rel` into `dir` (which exists); `names`
@@ -102,12 +106,20 @@ pub fn write_release(
                 y_label: names[1].clone(),
                 colorbar: true,
             };
-            heatmap_figure(
+            let georef = heatmap_figure(
                 &dir.join("map.png"),
                 &[panel],
                 720,
                 Some(&format!("gpdp release: excursion set {{f ≥ {threshold}}}{units} (black)")),
             )?;
+            if let Some(c) = crs {
+                // map.png's map area georeferenced: a world file and the CRS as WKT.
+                std::fs::write(dir.join("map.pgw"), world_file(&georef[0]))?;
+                std::fs::write(dir.join("map.prj"), c.wkt())?;
+                // GDAL reads the CRS of a world-file image from its PAM sidecar.
+                let pam = format!("<PAMDataset>\n  <SRS>{}</SRS>\n</PAMDataset>\n", xml_escape(c.wkt()));
+                std::fs::write(dir.join("map.png.aux.xml"), pam)?;
+            }
             let polys = excursion_polygons(&grid, threshold);
             let (polys, coordinates) = match crs {
                 Some(c) => (
