@@ -100,7 +100,7 @@ fn cli_release_equals_the_library_release() {
     let obj = cli.as_object_mut().unwrap();
     assert_eq!(
         obj.remove("outputs").unwrap(),
-        serde_json::json!(["paths.csv", "report.json", "map.png", "excursion.geojson"])
+        serde_json::json!(["paths.csv", "report.json", "map.png", "excursion.geojson", "maps.png"])
     );
     assert_eq!(obj.remove("threshold").unwrap(), serde_json::json!(0.0));
     assert_eq!(cli, serde_json::to_value(&lib.report).unwrap());
@@ -126,7 +126,7 @@ fn published_output_does_not_depend_on_private_details() {
     assert_eq!(base, clip, "report.json changed when responses were clipped");
     assert_eq!(base_files, off_files);
     assert_eq!(base_files, clip_files);
-    assert_eq!(base_files, ["excursion.geojson", "map.png", "paths.csv", "report.json"]);
+    assert_eq!(base_files, ["excursion.geojson", "map.png", "maps.png", "paths.csv", "report.json"]);
     // The operator still hears about the clipping, on stderr only.
     assert!(stderr.contains("1 of 12 responses (8%) were clipped") && stderr.contains("not published"), "{stderr}");
     let text = String::from_utf8(base).unwrap();
@@ -182,5 +182,5 @@ fn the_operator_log_stays_outside_the_published_folder() {
     let v: Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
     assert_eq!(v["diagnostics"]["policy"]["responses_clipped"], 1);
     assert!(v["note"].as_str().unwrap().contains("PRIVATE"));
-    assert_eq!(files(&out), ["excursion.geojson", "map.png", "paths.csv", "report.json"]);
+    assert_eq!(files(&out), ["excursion.geojson", "map.png", "maps.png", "paths.csv", "report.json"]);
 }

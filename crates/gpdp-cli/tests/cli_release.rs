@@ -590,6 +590,7 @@ fn crs_gives_a_geotiff_and_wgs84_geojson() {
             "map.png",
             "map.png.aux.xml",
             "map.prj",
+            "maps.png",
             "paths.csv",
             "paths.tif",
             "report.json"

@@ -147,6 +147,8 @@ pub fn run(a: DemoArgs) -> Result<()> {
                 x_label: "x1".into(),
                 y_label: "x2".into(),
                 colorbar: true,
+                colorbar_label: String::new(),
+                shade_above: None,
             },
             HeatPanel {
                 title: "non-private p_D(x) and {p_D ≥ 0.5}".into(),
@@ -161,6 +163,8 @@ pub fn run(a: DemoArgs) -> Result<()> {
                 x_label: "x1".into(),
                 y_label: "x2".into(),
                 colorbar: true,
+                colorbar_label: String::new(),
+                shade_above: None,
             },
             HeatPanel {
                 title: format!("private path (ε = {:.1}), smoothed {{f ≥ 0}}", rel.report.privacy.epsilon),
@@ -175,6 +179,8 @@ pub fn run(a: DemoArgs) -> Result<()> {
                 x_label: "x1".into(),
                 y_label: "x2".into(),
                 colorbar: true,
+                colorbar_label: String::new(),
+                shade_above: None,
             },
         ];
         heatmap_figure(

@@ -384,6 +384,8 @@ fn figure(dir: &Path, cfg: &Study2dConfig, r: &Study2dResult) -> Result<()> {
             x_label: "x1".into(),
             y_label: "x2".into(),
             colorbar: true,
+            colorbar_label: String::new(),
+            shade_above: None,
         },
         HeatPanel {
             title: format!("non-private {{p_D ≥ {:.2}}} (white)", r.cutoff),
@@ -398,6 +400,8 @@ fn figure(dir: &Path, cfg: &Study2dConfig, r: &Study2dResult) -> Result<()> {
             x_label: "x1".into(),
             y_label: "x2".into(),
             colorbar: false,
+            colorbar_label: String::new(),
+            shade_above: None,
         },
         HeatPanel {
             title: format!("5 private one-path sets, ε = {:.2}", r.private.best.epsilon),
@@ -409,6 +413,8 @@ fn figure(dir: &Path, cfg: &Study2dConfig, r: &Study2dResult) -> Result<()> {
             x_label: "x1".into(),
             y_label: "x2".into(),
             colorbar: false,
+            colorbar_label: String::new(),
+            shade_above: None,
         },
     ];
     heatmap_figure(

@@ -183,6 +183,8 @@ fn bounds(a: BoundsArgs) -> Result<()> {
             x_label: "log10 r".into(),
             y_label: "log10 σ".into(),
             colorbar: true,
+            colorbar_label: String::new(),
+            shade_above: None,
         },
         HeatPanel {
             title: format!("log10 ε, RKHS responses (B.8, ‖f*‖ = {})", a.rkhs_norm),
@@ -194,6 +196,8 @@ fn bounds(a: BoundsArgs) -> Result<()> {
             x_label: "log10 r".into(),
             y_label: "log10 σ".into(),
             colorbar: true,
+            colorbar_label: String::new(),
+            shade_above: None,
         },
         HeatPanel {
             title: "log10 reduction ε(η = 0)/ε(η = σ), B.1".into(),
@@ -213,6 +217,8 @@ fn bounds(a: BoundsArgs) -> Result<()> {
             x_label: "log10 r".into(),
             y_label: "log10 σ".into(),
             colorbar: true,
+            colorbar_label: String::new(),
+            shade_above: None,
         },
     ];
     let title = format!(

@@ -618,6 +618,8 @@ fn figure(
         x_label: "easting (m)".into(),
         y_label: "northing (m)".into(),
         colorbar: false,
+        colorbar_label: String::new(),
+        shade_above: None,
     };
     let left = HeatPanel {
         title: format!("NOT private: p_D, {{p_D ≥ {:.2}}} (black)", sel.cutoff),
@@ -629,6 +631,8 @@ fn figure(
         x_label: "easting (m)".into(),
         y_label: "northing (m)".into(),
         colorbar: true,
+        colorbar_label: String::new(),
+        shade_above: None,
     };
     let county = if a.county.trim().eq_ignore_ascii_case("any") {
         "all counties".to_string()

@@ -58,6 +58,11 @@ pub struct HeatPanel<'a> {
     pub y_label: String,
     /// Draw a colour bar to the right of the map.
     pub colorbar: bool,
+    /// Caption above the colour bar (e.g. the unit); empty = none.
+    pub colorbar_label: String,
+    /// Shade the excursion set {v ≥ level} of the panel's grid (a translucent
+    /// dark fill over the colours), e.g. the released set.
+    pub shade_above: Option<f64>,
 }
 
 /// A level set {v = level} of `grid` (which may differ from the panel's grid;
@@ -979,7 +984,12 @@ fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<Pane
         })
         .collect();
     let cells = (0..g.ny).flat_map(|j| (0..g.nx).map(move |i| (i, j))).map(|(i, j)| {
-        let c = palette_color(p.palette, (g.at(i, j) - lo) / (hi - lo));
+        let v = g.at(i, j);
+        let mut c = palette_color(p.palette, (v - lo) / (hi - lo));
+        if p.shade_above.is_some_and(|level| v >= level) {
+            // The excursion set, darkened on exactly the cells the colours show.
+            c = RGBColor((c.0 as f64 * 0.72) as u8, (c.1 as f64 * 0.72) as u8, (c.2 as f64 * 0.72) as u8);
+        }
         Rectangle::new([(xe[i], ye[j + 1]), (xe[i + 1], ye[j])], c.filled())
     });
     chart.draw_series(cells).map_err(pe)?;
@@ -1021,6 +1031,11 @@ fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<Pane
         let (top, bottom) = ((yr.start - base.1) as u32, h.saturating_sub((yr.end - base.1) as u32));
         let cb = area.clone().shrink((main_w, 0), (cb_w, h));
         draw_colorbar(&cb, p.palette, (lo, hi), &sz, top, bottom)?;
+        if !p.colorbar_label.is_empty() {
+            let style = font(sz.tick).pos(Pos::new(HPos::Left, VPos::Bottom));
+            let at = (sz.pad as i32, top as i32 - (sz.tick * 0.6) as i32);
+            cb.draw(&Text::new(p.colorbar_label.clone(), at, style)).map_err(pe)?;
+        }
     }
     Ok(georef)
 }
@@ -1392,6 +1407,8 @@ mod tests {
             x_label: "x₁".into(),
             y_label: "x₂".into(),
             colorbar: true,
+            colorbar_label: String::new(),
+            shade_above: None,
         }
     }
 

@@ -30,7 +30,7 @@ struct PublishedReport<'a> {
 }
 
 /// The files a release of `query` publishes, in order (public).
-pub fn published_files(query: &Query, crs: Option<&Crs>) -> Vec<String> {
+pub fn published_files(query: &Query, crs: Option<&Crs>, draws: usize) -> Vec<String> {
     let mut out = vec!["paths.csv".to_string(), "report.json".to_string()];
     if let Query::Grid(g) = query {
         match g.counts().len() {
@@ -39,6 +39,9 @@ pub fn published_files(query: &Query, crs: Option<&Crs>) -> Vec<String> {
                 if crs.is_some() {
                     out.extend(["paths.tif", "map.pgw", "map.prj", "map.png.aux.xml"].map(String::from));
                 }
+                if draws > 1 {
+                    out.push("maps.png".to_string());
+                }
             }
             1 => out.push("paths.png".to_string()),
             _ => {}
@@ -46,6 +49,40 @@ pub fn published_files(query: &Query, crs: Option<&Crs>) -> Vec<String> {
     }
     out
 }
+
+/// What every map panel of a release shares.
+struct PanelStyle<'s> {
+    threshold: f64,
+    range: Option<(f64, f64)>,
+    names: &'s [String],
+    cb_label: &'s str,
+}
+
+impl PanelStyle<'_> {
+    fn panel<'g>(&self, g: &'g Grid2, title: String, shared: Option<(f64, f64)>) -> HeatPanel<'g> {
+        HeatPanel {
+            title,
+            grid: g,
+            palette: Palette::Diverging,
+            range: shared.or(self.range),
+            contours: vec![Contour {
+                grid: g,
+                level: self.threshold,
+                color: plotters::style::RGBColor(0, 0, 0),
+                width: 2,
+            }],
+            points: vec![],
+            x_label: self.names[0].clone(),
+            y_label: self.names[1].clone(),
+            colorbar: true,
+            colorbar_label: self.cb_label.to_string(),
+            shade_above: Some(self.threshold),
+        }
+    }
+}
+
+/// At most this many draws are drawn as small multiples in maps.png.
+const MAX_MULTIPLES: usize = 6;
 
 fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -90,28 +127,32 @@ pub fn write_release(
         let (counts, lo, hi) = (g.counts(), g.lower(), g.upper());
         if counts.len() == 2 {
             let grid = Grid2::new(counts[0], counts[1], (lo[0], hi[0]), (lo[1], hi[1]), rel.paths[0].clone())?;
-            let panel = HeatPanel {
-                title: format!("path 1 — {eps_line}"),
-                grid: &grid,
-                palette: Palette::Diverging,
-                range,
-                contours: vec![Contour {
-                    grid: &grid,
-                    level: threshold,
-                    color: plotters::style::RGBColor(0, 0, 0),
-                    width: 2,
-                }],
-                points: vec![],
-                x_label: names[0].clone(),
-                y_label: names[1].clone(),
-                colorbar: true,
-            };
+            let status = if report.private { "private release" } else { "NOT private (seeded)" };
+            let cb_label = report.data_policy.units.clone().unwrap_or_else(|| "f".into());
+            let style = PanelStyle { threshold, range, names, cb_label: &cb_label };
+            let panel_for = |g, title, shared| style.panel(g, title, shared);
+            let legend = format!(
+                "{status} · ε = {:.3}, δ = {:.0e} · darker: f ≥ {threshold}{units}",
+                report.privacy.epsilon, report.privacy.delta
+            );
             let georef = heatmap_figure(
                 &dir.join("map.png"),
-                &[panel],
+                &[panel_for(&grid, "released path 1".into(), None)],
                 720,
-                Some(&format!("gpdp release: excursion set {{f ≥ {threshold}}}{units} (black)")),
+                Some(&legend),
             )?;
+            if rel.paths.len() > 1 {
+                // All draws (up to 6) as small multiples, on one colour range.
+                let shown = rel.paths.len().min(MAX_MULTIPLES);
+                let grids = (0..shown)
+                    .map(|l| Grid2::new(counts[0], counts[1], (lo[0], hi[0]), (lo[1], hi[1]), rel.paths[l].clone()))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                let m = rel.paths[..shown].iter().flatten().fold(0.0f64, |m, v| m.max((v - threshold).abs()));
+                let shared = range.or(Some((threshold - m.max(1e-12), threshold + m.max(1e-12))));
+                let panels: Vec<HeatPanel> =
+                    grids.iter().enumerate().map(|(l, g)| panel_for(g, format!("path {}", l + 1), shared)).collect();
+                heatmap_figure(&dir.join("maps.png"), &panels, 420, Some(&legend))?;
+            }
             if let Some(c) = crs {
                 // map.png's map area georeferenced: a world file and the CRS as WKT.
                 std::fs::write(dir.join("map.pgw"), world_file(&georef[0]))?;
@@ -181,7 +222,7 @@ pub fn write_release(
             line_charts(&dir.join("paths.png"), &[chart], (900, 520))?;
         }
     }
-    let outputs = published_files(query, crs);
+    let outputs = published_files(query, crs, rel.paths.len());
     let published = PublishedReport { release: report, threshold, outputs: &outputs };
     std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&published)?)?;
     Ok(outputs)
