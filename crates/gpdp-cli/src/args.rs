@@ -134,7 +134,7 @@ pub fn require_with_example(missing: Vec<&str>, example: Option<&str>) -> Result
 }
 
 /// A complete `gpdp release` command, shown with its missing flags.
-pub const RELEASE_EXAMPLE: &str = "gpdp release --data readings.csv --x easting,northing --y pm25 --response-range 0,60 --units µg/m³ --kernel matern32 --lengthscale 2000 --domain box:500000,510000,180000,190000 --scale 1 --target-epsilon 1 --delta 1e-5 --grid 200 --out release/";
+pub const RELEASE_EXAMPLE: &str = "gpdp release --data readings.csv --x easting,northing --y pm25 --response-range 0,60 --units µg/m³ --kernel matern32 --lengthscale 2000 --domain box:500000,510000,180000,190000 --scale 1 --target-epsilon 1 --delta 1e-5 --grid 200 --snap grid --out release/";
 
 /// A complete `gpdp account` command, shown with its missing flags.
 pub const ACCOUNT_EXAMPLE: &str = "gpdp account --n 400 --kernel exponential --lengthscale 0.14 --domain box:0,1,0,1 --ridge 5.7 --scale 0.12 --delta 1e-5";
