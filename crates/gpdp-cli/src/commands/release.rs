@@ -128,6 +128,13 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "EPSG:CODE")]
     pub crs: Option<crate::output::gis::Crs>,
 
+    /// Reproject the covariates from --crs (e.g. EPSG:4326 longitude/latitude)
+    /// to this projected CRS before the mechanism — a public per-record
+    /// transformation, so the guarantee holds for the original records. The
+    /// domain, lengthscale, grid and every output are then in this CRS.
+    #[arg(long = "reproject-to", value_name = "EPSG:CODE", requires = "crs")]
+    pub reproject_to: Option<crate::output::gis::Crs>,
+
     /// Record the release in this privacy-budget ledger (see `gpdp ledger
     /// init`) under --dataset: refused, before anything is drawn, when the
     /// dataset's composed guarantee would exceed its budget. The budget is
@@ -209,10 +216,10 @@ impl ReleaseCmdArgs {
             !calibrating || self.solve != Solve::Scale,
         )?;
         let dim = res.params.domain.dim();
-        if let Some(c) = &self.crs {
+        if let Some(c) = self.reproject_to.as_ref().or(self.crs.as_ref()) {
             if c.is_geographic() && res.params.kernel.kind().has_lengthscale() {
                 bail!(
-                    "--crs EPSG:{} is geographic (longitude/latitude in degrees): the {} kernel needs distances in metres — reproject the covariates to a projected CRS (e.g. EPSG:27700, or the UTM zone of the data) and give its code",
+                    "EPSG:{} is geographic (longitude/latitude in degrees): the {} kernel needs distances in metres — give --reproject-to a projected CRS (e.g. EPSG:27700, or the UTM zone of the data), with the domain in its metres",
                     c.code,
                     res.params.kernel.kind()
                 );
@@ -370,7 +377,16 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
         check_out_file("--log", log, a.force)?;
     }
     let cols = gpdp::io::Columns { x: a.x_columns.clone(), y: a.y_column.clone() };
-    let (names, data): (Vec<String>, Dataset) = gpdp::io::read_dataset_columns(data_path, &cols)?;
+    let (names, mut data): (Vec<String>, Dataset) = gpdp::io::read_dataset_columns(data_path, &cols)?;
+    if let (Some(from), Some(to)) = (&a.crs, &a.reproject_to) {
+        if data.dim() != 2 {
+            bail!("--reproject-to needs 2-D covariates; the data are {}-D", data.dim());
+        }
+        let mut pts: Vec<[f64; 2]> = data.x().iter().map(|p| [p[0], p[1]]).collect();
+        from.reproject(to, &mut pts).with_context(|| format!("{}", data_path.display()))?;
+        let flat: Vec<f64> = pts.iter().flatten().copied().collect();
+        data = Dataset::new(gpdp::model::points::Points::new(flat, 2)?, data.y().to_vec())?;
+    }
     let mechanism = a.mechanism(data.len())?;
     let (query, names) = a.query(&names, data.dim())?;
     let domain = &mechanism.params().release.domain;

@@ -44,6 +44,31 @@ impl Crs {
         self.wkt
     }
 
+    /// Reprojects points (x, y) from this CRS to `to` in place; geographic
+    /// coordinates are longitude/latitude in degrees on both sides.
+    pub fn reproject(&self, to: &Crs, pts: &mut [[f64; 2]]) -> Result<()> {
+        use proj4rs::proj::Proj;
+        let src = Proj::from_proj_string(self.proj4).map_err(|e| anyhow::anyhow!("EPSG:{}: {e}", self.code))?;
+        let dst = Proj::from_proj_string(to.proj4).map_err(|e| anyhow::anyhow!("EPSG:{}: {e}", to.code))?;
+        let scale_in = if self.is_geographic() { 1f64.to_radians() } else { 1.0 };
+        let scale_out = if to.is_geographic() { 1f64.to_degrees() } else { 1.0 };
+        let mut buf: Vec<(f64, f64, f64)> = pts.iter().map(|&[x, y]| (x * scale_in, y * scale_in, 0.0)).collect();
+        proj4rs::transform::transform(&src, &dst, buf.as_mut_slice())
+            .map_err(|e| anyhow::anyhow!("reprojecting EPSG:{} to EPSG:{}: {e}", self.code, to.code))?;
+        for (p, &(x, y, _)) in pts.iter_mut().zip(&buf) {
+            *p = [x * scale_out, y * scale_out];
+        }
+        if let Some(i) = pts.iter().position(|p| !(p[0].is_finite() && p[1].is_finite())) {
+            bail!(
+                "reprojecting EPSG:{} to EPSG:{}: point {} has no image (outside the projection's area?)",
+                self.code,
+                to.code,
+                i + 1
+            );
+        }
+        Ok(())
+    }
+
     /// Reprojects polygons from this CRS to WGS 84 longitude/latitude in degrees.
     pub fn polygons_to_wgs84(&self, polys: &[Polygon]) -> Result<Vec<Polygon>> {
         use proj4rs::proj::Proj;
