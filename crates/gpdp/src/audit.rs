@@ -460,28 +460,6 @@ mod tests {
     fn closed_form_is_accurate_at_the_end_of_the_admissible_range() {
         let ridge: f64 = 0.02;
         let r2 = ridge * ridge;
-        for frac in [0.5, 0.999, 1.0 - 1e-6] {
-            let am1 = frac * r2;
-            let core = CoreQuantities {
-                v: 1.0,
-                v2: 1.0,
-                w: 0.0,
-                mu: 0.0,
-                mu2: 0.0,
-                explained: 0.0,
-                explained2: 0.0,
-                e: 0.7,
-                e2: -0.4,
-            };
-            let parts = core.divergence_parts(ridge, am1).unwrap();
-            let s = 1.0 + r2;
-            let quad = 0.49 / (s * (s + am1)) + 0.16 / (s * (r2 - am1));
-            assert!((parts.quad - quad).abs() <= 1e-12 * quad, "{frac}: {} vs {quad}", parts.quad);
-            // cov_α(τ) carries its own rounding error (1 − x ≈ 1e-6 here), bounded by err.
-            let (cov, err) = crate::privacy::rdp::cov_signed_with_err(am1, 1.0 / r2);
-            assert!((parts.covariance - cov).abs() <= err + 1e-12 * cov, "{frac}: {} vs {cov}", parts.covariance);
-        }
-        // Past the end of the range K_α is not positive definite.
         let core = CoreQuantities {
             v: 1.0,
             v2: 1.0,
@@ -493,6 +471,17 @@ mod tests {
             e: 0.7,
             e2: -0.4,
         };
+        for frac in [0.5, 0.999, 1.0 - 1e-6] {
+            let am1 = frac * r2;
+            let parts = core.divergence_parts(ridge, am1).unwrap();
+            let s = 1.0 + r2;
+            let quad = 0.49 / (s * (s + am1)) + 0.16 / (s * (r2 - am1));
+            assert!((parts.quad - quad).abs() <= 1e-12 * quad, "{frac}: {} vs {quad}", parts.quad);
+            // cov_α(τ) carries its own rounding error (1 − x ≈ 1e-6 here), bounded by err.
+            let (cov, err) = crate::privacy::rdp::cov_signed_with_err(am1, 1.0 / r2);
+            assert!((parts.covariance - cov).abs() <= err + 1e-12 * cov, "{frac}: {} vs {cov}", parts.covariance);
+        }
+        // Past the end of the range K_α is not positive definite.
         let parts = core.divergence_parts(ridge, 1.01 * r2 * (1.0 + r2)).unwrap();
         assert!(parts.covariance.is_infinite() && parts.quad.is_infinite());
         assert!(core.divergence_parts(ridge, 0.0).is_err());

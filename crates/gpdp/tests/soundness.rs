@@ -574,10 +574,21 @@ fn random_case(s: &Setup, g: &Geom, family: usize, rng: &mut ChaCha8Rng) -> Case
 // ---------------------------------------------------------------------------
 // The ledger of checks.
 
-/// One line of the report: a bound (or a term of the bound) checked against
-/// the exact quantity it bounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Row {
+/// [`Row`] and the list of all its variants, in order, from one list.
+macro_rules! rows {
+    ($($row:ident),* $(,)?) => {
+        /// One line of the report: a bound (or a term of the bound) checked
+        /// against the exact quantity it bounds.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        enum Row {
+            $($row),*
+        }
+
+        const ALL_ROWS: [Row; ROWS] = [$(Row::$row),*];
+    };
+}
+
+rows! {
     CovT,
     CovP,
     TotalInfT,
@@ -612,43 +623,6 @@ enum Row {
 }
 
 const ROWS: usize = Row::V as usize + 1;
-
-const ALL_ROWS: [Row; ROWS] = {
-    use Row::*;
-    [
-        CovT,
-        CovP,
-        TotalInfT,
-        TotalInfP,
-        MeanT,
-        MeanP,
-        TotalT,
-        TotalP,
-        DeltaT,
-        DeltaP,
-        CovEtaT,
-        CovEtaP,
-        MeanEtaT,
-        MeanEtaP,
-        TotalEtaT,
-        TotalEtaP,
-        TwinEta,
-        MeanB6,
-        B6,
-        Coupled,
-        CoupledMu0,
-        Operator,
-        OperatorMu0,
-        B1,
-        B7,
-        B4,
-        B5,
-        B8T,
-        B8P,
-        Key,
-        V,
-    ]
-};
 
 impl Row {
     fn label(self) -> &'static str {

@@ -537,7 +537,24 @@ impl StateSpaceSampler {
         let k = nodes.pos.len();
         // Sorted distinct query positions, for the prior draw g.
         let qnodes: Vec<usize> = (0..k).filter(|&t| nodes.has_query[t]).collect();
-        let prior_factor = chol_psd(&self.model.pinf, p);
+        // The prior chain at the query nodes, for g: transition and noise factor per step
+        // (the same for every draw).
+        let prior_steps: Vec<(Matrix, Matrix)> = if self.gp_noise > 0.0 {
+            qnodes
+                .iter()
+                .enumerate()
+                .map(|(j, &t)| {
+                    if j == 0 {
+                        (ZERO, chol_psd(&self.model.pinf, p))
+                    } else {
+                        let (a, q) = self.model.step(nodes.pos[t] - nodes.pos[qnodes[j - 1]]);
+                        (a, chol_psd(&q, p))
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let jitter = self.jitter();
         let sj = jitter.sqrt();
         let mut out = Vec::with_capacity(draws);
@@ -560,18 +577,14 @@ impl StateSpaceSampler {
             }
             // g ~ GP(0, k) at the query nodes: forward simulation.
             if self.gp_noise > 0.0 {
+                // u₁ = L∞ε, u_{j+1} = A_j u_j + L_{Q,j}ε (A₀ = 0 carries nothing).
                 let mut u = [0.0; MAXP];
-                for (j, &t) in qnodes.iter().enumerate() {
+                for (&t, (a, lq)) in qnodes.iter().zip(&prior_steps) {
                     let eps: Vector = std::array::from_fn(|i| if i < p { normal() } else { 0.0 });
-                    if j == 0 {
-                        u = matvec(&prior_factor, &eps, p);
-                    } else {
-                        let (a, qm) = self.model.step(nodes.pos[t] - nodes.pos[qnodes[j - 1]]);
-                        let carried = matvec(&a, &u, p);
-                        let fresh = matvec(&chol_psd(&qm, p), &eps, p);
-                        for i in 0..p {
-                            u[i] = carried[i] + fresh[i];
-                        }
+                    let carried = matvec(a, &u, p);
+                    let fresh = matvec(lq, &eps, p);
+                    for i in 0..p {
+                        u[i] = carried[i] + fresh[i];
                     }
                     gq[t] = u[0];
                 }
