@@ -7,7 +7,7 @@ mod output;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use commands::{account, calibrate, demo, excursion, figure, hexbin, ledger, mia, posterior, release};
+use commands::{account, calibrate, demo, excursion, figure, hexbin, ledger, mia, plan, posterior, release};
 
 /// gpdp: release Gaussian-process posterior sample paths with differential
 /// privacy, and compute the exact (ε, δ) guarantee of such releases.
@@ -56,6 +56,10 @@ enum Command {
     /// The privacy-budget ledger: declare a dataset's budget, list its releases.
     #[command(subcommand)]
     Ledger(ledger::LedgerCmd),
+    /// Fit ℓ, σ and the noise on PUBLIC or proxy data (never the private
+    /// data), calibrate the ridge for target ε values and estimate the
+    /// private map's utility: plan.json for `release --plan`.
+    Plan(Box<plan::PlanArgs>),
 }
 
 /// Dies quietly on a closed pipe (`gpdp … | head`) instead of panicking in
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         Command::Excursion(c) => excursion::run(c),
         Command::Hexbin(a) => hexbin::run(a),
         Command::Ledger(c) => ledger::run(c),
+        Command::Plan(a) => plan::run(*a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

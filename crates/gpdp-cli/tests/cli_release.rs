@@ -651,13 +651,14 @@ fn crs_gives_a_geotiff_and_wgs84_geojson() {
     refused(&a, &never, "is geographic");
 }
 
-/// The README's "data in real units" walkthrough runs as written (on the
-/// shipped fixture `tests/data/pm25_bng.csv`: 300 synthetic PM2.5 readings in
-/// µg/m³ on British National Grid metres): ledger init → release → ledger show.
+/// The README's "Publish a map from your data" walkthrough runs as written
+/// on the shipped fixtures (`tests/data/pm25_bng.csv`: 300 synthetic PM2.5
+/// readings in µg/m³ on British National Grid metres; `pm25_bng_proxy.csv`:
+/// 600 proxy readings): plan → ledger init → release → ledger show.
 #[test]
 fn readme_walkthrough_runs_as_written() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let start = readme.find("gpdp ledger init --ledger budget.sqlite").expect("the walkthrough block");
+    let start = readme.find("gpdp plan --proxy last-year.csv").expect("the walkthrough block");
     let block = &readme[start..readme[start..].find("```").map(|e| start + e).unwrap()];
     let commands: Vec<String> = block
         .replace("\\\n", " ")
@@ -666,28 +667,45 @@ fn readme_walkthrough_runs_as_written() {
         .filter(|l| l.starts_with("gpdp "))
         .map(String::from)
         .collect();
-    assert_eq!(commands.len(), 3, "{commands:?}");
+    assert_eq!(commands.len(), 4, "{commands:?}");
     let t = tempfile::tempdir().unwrap();
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng.csv");
+    let proxy = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng_proxy.csv");
     let mut last = String::new();
     for c in &commands {
-        let args: Vec<&str> =
-            c.split_whitespace().skip(1).map(|a| if a == "readings.csv" { fixture } else { a }).collect();
+        let args: Vec<&str> = c
+            .split_whitespace()
+            .skip(1)
+            .map(|a| match a {
+                "readings.csv" => fixture,
+                "last-year.csv" => proxy,
+                _ => a,
+            })
+            .collect();
         let mut cmd = gpdp();
         cmd.current_dir(t.path()).args(&args);
-        if args[0] == "release" {
+        if args[0] == "release" || args[0] == "plan" {
             cmd.arg("--quiet");
         }
         let o = cmd.output().unwrap();
         assert!(o.status.success(), "{c}: {}", String::from_utf8_lossy(&o.stderr));
         last = String::from_utf8_lossy(&o.stdout).to_string();
     }
+    let plan: Value = serde_json::from_slice(&std::fs::read(t.path().join("plan/plan.json")).unwrap()).unwrap();
+    for f in ["utility.png", "utility.csv"] {
+        assert!(t.path().join("plan").join(f).exists(), "{f}");
+    }
     let out = t.path().join("map-eps1");
     let r = report(out.to_str().unwrap());
     assert_eq!(r["data_policy"]["units"], "µg/m³");
     assert!(r["privacy"]["epsilon"].as_f64().unwrap() <= 1.0);
+    // The release took its hyperparameters from the plan.
+    let c = &r["privacy"]["components"][0];
+    assert_eq!(c["lengthscale"], plan["fit"]["hyper"]["lengthscale"]);
+    assert_eq!(c["scale"], plan["fit"]["hyper"]["scale"]);
+    assert_eq!(c["kernel"], "matern32");
     assert_eq!(r["sampler"]["method"], "circulant embedding + Matheron update");
-    for f in ["paths.tif", "map.pgw", "excursion.geojson", "map.png"] {
+    for f in ["paths.tif", "map.pgw", "map.prj", "excursion.geojson", "map.png"] {
         assert!(out.join(f).exists(), "{f}");
     }
     assert!(
@@ -758,6 +776,27 @@ fn geographic_covariates_are_reprojected_before_the_mechanism() {
         assert!((x - y).abs() < 1e-4, "{x} vs {y}");
     }
     assert!(o2.join("paths.tif").exists());
+    // Every output is in the target CRS, as the first release's are: the
+    // same .prj and world file (the values differ by the datum round trip),
+    // and GeoJSON in lon/lat degrees near (−0.53, 51.5).
+    for f in ["map.prj", "map.pgw"] {
+        assert_eq!(std::fs::read(o1.join(f)).unwrap(), std::fs::read(o2.join(f)).unwrap(), "{f}");
+    }
+    assert!(std::fs::read_to_string(o2.join("map.prj")).unwrap().contains("OSGB"));
+    let gj: Value = serde_json::from_slice(&std::fs::read(o2.join("excursion.geojson")).unwrap()).unwrap();
+    let mut n = 0;
+    for f in gj["features"].as_array().unwrap() {
+        for poly in f["geometry"]["coordinates"].as_array().unwrap() {
+            for ring in poly.as_array().unwrap() {
+                for p in ring.as_array().unwrap() {
+                    let (lon, lat) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+                    assert!((-0.6..-0.45).contains(&lon) && (51.4..51.6).contains(&lat), "{lon}, {lat}");
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n > 0, "the excursion set is empty: {gj}");
     // Without --reproject-to a geographic CRS is refused for this kernel.
     let never = t.path().join("never").to_str().unwrap().to_string();
     let o = gpdp()
@@ -767,4 +806,58 @@ fn geographic_covariates_are_reprojected_before_the_mechanism() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("give --reproject-to a projected CRS"));
+}
+
+/// A geographic --crs is allowed for kernels without a distance scale (here
+/// constant): excursion.geojson is then the grid's own longitudes and
+/// latitudes (degrees in, degrees out), inside the data's box.
+#[test]
+fn a_geographic_crs_gives_geojson_in_the_same_degrees() {
+    let t = tempfile::tempdir().unwrap();
+    let mut body = String::from("lon,lat,y\n");
+    for i in 0..20 {
+        let (lon, lat) = (-1.9 + 0.04 * (i % 5) as f64, 52.1 + 0.05 * (i / 5) as f64);
+        body.push_str(&format!("{lon},{lat},{}\n", if i % 3 == 0 { 0.9 } else { -0.2 }));
+    }
+    let data = write(t.path(), "d.csv", &body);
+    let out = t.path().join("o");
+    run_ok(&[
+        "release",
+        "--data",
+        &data,
+        "--x",
+        "lon,lat",
+        "--kernel",
+        "constant",
+        "--domain",
+        "box:-2,-1.7,52,52.3",
+        "--scale",
+        "1",
+        "--ridge",
+        "0.2",
+        "--delta",
+        "1e-3",
+        "--grid",
+        "10",
+        "--threshold",
+        "-5",
+        "--crs",
+        "EPSG:4326",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let gj: Value = serde_json::from_slice(&std::fs::read(out.join("excursion.geojson")).unwrap()).unwrap();
+    let mut n = 0;
+    for poly in gj["features"][0]["geometry"]["coordinates"].as_array().unwrap() {
+        for ring in poly.as_array().unwrap() {
+            for p in ring.as_array().unwrap() {
+                let (lon, lat) = (p[0].as_f64().unwrap(), p[1].as_f64().unwrap());
+                assert!((-2.0001..=-1.6999).contains(&lon) && (51.9999..=52.3001).contains(&lat), "{lon}, {lat}");
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 4, "{gj}");
 }

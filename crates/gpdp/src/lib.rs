@@ -123,6 +123,7 @@ mod linalg;
 pub mod mechanism;
 pub mod model;
 pub mod nonprivate;
+pub mod plan;
 pub mod posterior;
 pub mod postprocess;
 pub mod privacy;

@@ -32,7 +32,7 @@ use rand_chacha::ChaCha8Rng;
 use super::release::{release_rng, report_diagnostics, write_operator_log};
 use crate::output::files::write_dir_atomically;
 use crate::output::plot::{Contour, HeatPanel, Palette, heatmap_figure};
-use crate::output::release::write_release;
+use crate::output::release::{MapFormats, write_release};
 
 /// Arguments of `gpdp demo`.
 #[derive(Args, Debug)]
@@ -111,7 +111,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         std::fs::write(dir.join(MARKER), "written by gpdp demo; a later demo may replace this folder\n")?;
         let published = dir.join("release");
         std::fs::create_dir(&published)?;
-        let outputs = write_release(&published, &rel, &query, &names, 0.0, None)?;
+        let outputs = write_release(&published, &rel, &query, &names, 0.0, None, MapFormats::PNG)?;
         let private = dir.join("private");
         std::fs::create_dir(&private)?;
         // The synthetic private input, so that `gpdp release` can be re-run on it.

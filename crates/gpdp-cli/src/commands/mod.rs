@@ -10,6 +10,7 @@ pub mod figure;
 pub mod hexbin;
 pub mod ledger;
 pub mod mia;
+pub mod plan;
 pub mod posterior;
 pub mod realdata;
 pub mod release;

@@ -120,6 +120,14 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "UNIT")]
     pub units: Option<String>,
 
+    /// Format of the figures — map.png and maps.png (2-D grid) or paths.png
+    /// (1-D): png, svg (vector graphics for reports and journals: the same
+    /// title, colour bar with units, darkened excursion cells, contour and
+    /// small multiples; map.svg, maps.svg, paths.svg), or both: png,svg. The
+    /// world file of --crs (map.pgw) georeferences the PNG only.
+    #[arg(long = "map-format", value_name = "png|svg|png,svg", default_value = "png")]
+    pub map_format: crate::output::release::MapFormats,
+
     /// The covariates' coordinate reference system, EPSG:CODE — a projected
     /// CRS, so that distances (and ℓ) are in metres (e.g. EPSG:27700, British
     /// National Grid). Adds paths.tif (a GeoTIFF, one band per draw) and
@@ -134,6 +142,18 @@ pub struct ReleaseCmdArgs {
     /// domain, lengthscale, grid and every output are then in this CRS.
     #[arg(long = "reproject-to", value_name = "EPSG:CODE", requires = "crs")]
     pub reproject_to: Option<crate::output::gis::Crs>,
+
+    /// Take the kernel, ℓ and σ — and, unless given, the domain, response
+    /// range and units — from a plan.json written by `gpdp plan` on public
+    /// or proxy data. With --target-epsilon the ridge is the calibrated one
+    /// or the plan's fitted λ/σ, whichever is larger (then ε is below the
+    /// target). Flags that contradict the plan are refused.
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+
+    /// The plan's fitted ridge λ/σ (set from --plan).
+    #[arg(skip)]
+    pub ridge_floor: Option<f64>,
 
     /// Record the release in this privacy-budget ledger (see `gpdp ledger
     /// init`) under --dataset: refused, before anything is drawn, when the
@@ -254,6 +274,7 @@ impl ReleaseCmdArgs {
         p.response_range = self.response_range;
         p.units = self.units.clone();
         Ok(match self.target_epsilon {
+            Some(eps) if self.solve == Solve::Ridge => gpdp::plan::calibrate_with_floor(&p, eps, self.ridge_floor)?,
             Some(eps) => p.calibrate(self.solve, eps)?,
             None => p.check()?,
         })
@@ -276,6 +297,75 @@ impl ReleaseCmdArgs {
             _ => bail!("give the query points: --grid N[xM] or --at points.csv"),
         }
     }
+}
+
+/// Fills the release's kernel, ℓ and σ (and, when absent, domain, response
+/// range and units) from `gpdp plan`'s plan.json, and its ridge floor;
+/// refuses flags that contradict the plan.
+fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
+    let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
+    let plan: gpdp::plan::Plan = serde_json::from_slice(&bytes)
+        .with_context(|| format!("--plan {}: not a plan.json of `gpdp plan`", path.display()))?;
+    if plan.version != gpdp::plan::PLAN_VERSION {
+        bail!(
+            "--plan {}: plan version {} (this gpdp reads version {})",
+            path.display(),
+            plan.version,
+            gpdp::plan::PLAN_VERSION
+        );
+    }
+    let kind: gpdp::model::kernel::KernelKind =
+        plan.fit.kernel.parse().map_err(|e| anyhow::anyhow!("--plan {}: kernel: {e}", path.display()))?;
+    let h = plan.fit.hyper;
+    let same = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-300);
+    let m = &mut a.model;
+    if m.kernel.is_some_and(|k| k != kind) {
+        bail!("--kernel {} contradicts the plan's {kind} (--plan {}): drop one", m.kernel.unwrap(), path.display());
+    }
+    if m.lengthscale.is_some_and(|l| !same(l, h.lengthscale)) {
+        bail!("--lengthscale contradicts the plan's ℓ = {} (--plan {}): drop one", h.lengthscale, path.display());
+    }
+    if m.scale.is_some_and(|s| !same(s, h.scale)) {
+        bail!("--scale contradicts the plan's σ = {} (--plan {}): drop one", h.scale, path.display());
+    }
+    m.kernel = Some(kind);
+    m.lengthscale = Some(h.lengthscale);
+    m.scale = Some(h.scale);
+    let mut taken = vec![format!("kernel {kind}, ℓ = {}, σ = {}", h.lengthscale, h.scale)];
+    let planned: gpdp::model::domain::Domain =
+        plan.release.domain.parse().map_err(|e| anyhow::anyhow!("--plan {}: domain: {e}", path.display()))?;
+    match &m.domain {
+        None => {
+            taken.push(format!("domain {planned}"));
+            m.domain = Some(planned);
+        }
+        Some(d) if *d != planned => {
+            eprintln!("note: --domain {d} differs from the plan's {planned}; the plan's ℓ was fitted for its domain")
+        }
+        Some(_) => {}
+    }
+    if a.response_range.is_none() && m.response_bound.is_none() {
+        if let Some(r) = plan.release.response_range {
+            taken.push(format!("response range {},{}", r.lo, r.hi));
+            a.response_range = Some(gpdp::model::units::ResponseRange::new(r.lo, r.hi)?);
+        } else {
+            m.response_bound = Some(plan.release.response_bound);
+        }
+    } else if a.response_range.map(|r| (r.lo, r.hi)) != plan.release.response_range.map(|r| (r.lo, r.hi)) {
+        bail!(
+            "the response range/bound differs from the plan's (--plan {}): σ was fitted on responses scaled by the plan's range — drop --response-range/--response-bound or re-plan",
+            path.display()
+        );
+    }
+    if a.units.is_none() {
+        a.units = plan.release.units.clone();
+    }
+    if a.model.ridge.is_none() {
+        a.ridge_floor = Some(plan.fitted_ridge);
+        taken.push(format!("ridge floor λ/σ = {}", plan.fitted_ridge));
+    }
+    eprintln!("plan {}: took {}", path.display(), taken.join("; "));
+    Ok(())
 }
 
 /// The generator of a release: OS-seeded ChaCha20, or — with `--seed` — a
@@ -367,7 +457,10 @@ pub fn write_operator_log(
     write_atomically(path, &serde_json::to_vec_pretty(&log)?, force)
 }
 
-pub fn run(a: ReleaseCmdArgs) -> Result<()> {
+pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
+    if let Some(plan) = a.plan.clone() {
+        apply_plan(&mut a, &plan)?;
+    }
     a.check_required()?;
     let (Some(data_path), Some(out)) = (&a.data, &a.out) else { bail!("missing --data or --out") };
     let name = data_path.display().to_string();
@@ -379,13 +472,7 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
     let cols = gpdp::io::Columns { x: a.x_columns.clone(), y: a.y_column.clone() };
     let (names, mut data): (Vec<String>, Dataset) = gpdp::io::read_dataset_columns(data_path, &cols)?;
     if let (Some(from), Some(to)) = (&a.crs, &a.reproject_to) {
-        if data.dim() != 2 {
-            bail!("--reproject-to needs 2-D covariates; the data are {}-D", data.dim());
-        }
-        let mut pts: Vec<[f64; 2]> = data.x().iter().map(|p| [p[0], p[1]]).collect();
-        from.reproject(to, &mut pts).with_context(|| format!("{}", data_path.display()))?;
-        let flat: Vec<f64> = pts.iter().flatten().copied().collect();
-        data = Dataset::new(gpdp::model::points::Points::new(flat, 2)?, data.y().to_vec())?;
+        data = crate::output::gis::reproject_dataset(data, from, to, data_path)?;
     }
     let mechanism = a.mechanism(data.len())?;
     let (query, names) = a.query(&names, data.dim())?;
@@ -414,7 +501,7 @@ pub fn run(a: ReleaseCmdArgs) -> Result<()> {
     let rel = mechanism.release_with_progress(&data, &query, &mut rng, &spinner).with_context(|| name.clone())?;
     spinner.set(&format!("writing the release into {}", out.display()));
     let outputs = write_dir_atomically(out, a.force, |dir| {
-        write_release(dir, &rel, &query, &names, a.threshold, a.crs.as_ref())
+        write_release(dir, &rel, &query, &names, a.threshold, a.reproject_to.as_ref().or(a.crs.as_ref()), a.map_format)
     })?;
     spinner.finish();
     if let Some((mut l, id)) = ledger {

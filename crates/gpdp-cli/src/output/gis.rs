@@ -70,15 +70,13 @@ impl Crs {
     }
 
     /// Reprojects polygons from this CRS to WGS 84 longitude/latitude in degrees.
+    /// (Geographic input is in degrees, as [`Self::reproject`] takes it.)
     pub fn polygons_to_wgs84(&self, polys: &[Polygon]) -> Result<Vec<Polygon>> {
-        use proj4rs::proj::Proj;
-        let src = Proj::from_proj_string(self.proj4).map_err(|e| anyhow::anyhow!("EPSG:{}: {e}", self.code))?;
-        let dst = Proj::from_proj_string(crs_definitions::EPSG_4326.proj4).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let wgs84: Crs = "EPSG:4326".parse()?;
         let ring = |r: &[[f64; 2]]| -> Result<Vec<[f64; 2]>> {
-            let mut pts: Vec<(f64, f64, f64)> = r.iter().map(|&[x, y]| (x, y, 0.0)).collect();
-            proj4rs::transform::transform(&src, &dst, pts.as_mut_slice())
-                .map_err(|e| anyhow::anyhow!("reprojecting EPSG:{} to WGS 84: {e}", self.code))?;
-            Ok(pts.iter().map(|&(lon, lat, _)| [lon.to_degrees(), lat.to_degrees()]).collect())
+            let mut pts = r.to_vec();
+            self.reproject(&wgs84, &mut pts)?;
+            Ok(pts)
         };
         polys
             .iter()
@@ -92,17 +90,30 @@ impl Crs {
     }
 }
 
+/// Reprojects a dataset's 2-D covariates from `from` to `to`.
+pub fn reproject_dataset(data: gpdp::Dataset, from: &Crs, to: &Crs, what: &Path) -> Result<gpdp::Dataset> {
+    if data.dim() != 2 {
+        bail!("--reproject-to needs 2-D covariates; the data are {}-D", data.dim());
+    }
+    let mut pts: Vec<[f64; 2]> = data.x().iter().map(|p| [p[0], p[1]]).collect();
+    from.reproject(to, &mut pts).with_context(|| format!("{}", what.display()))?;
+    let flat: Vec<f64> = pts.iter().flatten().copied().collect();
+    Ok(gpdp::Dataset::new(gpdp::model::points::Points::new(flat, 2)?, data.y().to_vec())?)
+}
+
 /// Writes a GeoTIFF of `bands` (each nx·ny values, x fastest, rows from the
 /// *lowest* y up) on the grid with points x0 + i·dx, y0 + j·dy: 64-bit float
 /// samples, one band per draw, PixelIsPoint georeferencing (the tie point is
-/// the grid point (x0, y_max) at pixel (0, 0)), projected CRS `code`.
-pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &[Vec<f64>], code: u16) -> Result<()> {
+/// the grid point (x0, y_max) at pixel (0, 0)), CRS `crs` (as a projected
+/// or geographic CRS key, as GeoTIFF 1.1 requires).
+pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &[Vec<f64>], crs: &Crs) -> Result<()> {
     let [x0, y0, dx, dy] = grid;
     let nb = bands.len();
     if nb == 0 || nb > u16::MAX as usize || bands.iter().any(|b| b.len() != nx * ny) {
         bail!("GeoTIFF {}: bands must hold nx·ny = {} values each", path.display(), nx * ny);
     }
     let y_max = y0 + (ny - 1) as f64 * dy;
+    let (model, cs_key) = if crs.is_geographic() { (2u16, 2048u16) } else { (1, 3072) };
     // Pixel data: rows from the top (largest y), samples interleaved per pixel.
     let mut data = Vec::with_capacity(nx * ny * nb * 8);
     for r in 0..ny {
@@ -135,8 +146,10 @@ pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &
         (339, V::Short(vec![3; nb])),
         (33550, V::Double(vec![dx, dy, 0.0])),
         (33922, V::Double(vec![0.0, 0.0, 0.0, x0, y_max, 0.0])),
-        // GeoKeyDirectory: version 1.1.0, 3 keys: model type projected, raster PixelIsPoint, projected CRS.
-        (34735, V::Short(vec![1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 2, 3072, 0, 1, code])),
+        // GeoKeyDirectory: version 1.1.0, 3 keys: model type (1 projected, 2
+        // geographic), raster type PixelIsPoint, then ProjectedCSTypeGeoKey
+        // (3072) or GeographicTypeGeoKey (2048).
+        (34735, V::Short(vec![1, 1, 0, 3, 1024, 0, 1, model, 1025, 0, 1, 2, cs_key, 0, 1, crs.code])),
     ];
     if nb > 1 {
         tags.push((338, V::Short(vec![0; nb - 1])));

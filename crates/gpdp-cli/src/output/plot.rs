@@ -1,13 +1,19 @@
-//! Headless PNG figures: heat maps with contours, line charts, histograms.
+//! Headless figures: heat maps with contours, line charts, histograms, as
+//! PNG or SVG (chosen by the file's extension, [`FigureFormat::of`]).
 //!
-//! Everything is drawn with `plotters` into an in-memory RGB buffer (text in
-//! the embedded DejaVu Sans, so no system fonts are needed) and then written
-//! atomically as a PNG. Inputs are validated first; bad input is an error
-//! naming the chart and series, never a panic. Non-finite points (and, on a
-//! log axis, non-positive ones) are skipped; lines break at them.
+//! One drawing code serves both, generic over plotters' `DrawingBackend`.
+//! A PNG is drawn into an in-memory RGB buffer at SS× the size and averaged
+//! down (text in the embedded DejaVu Sans, so no system fonts are needed);
+//! an SVG is drawn with the same geometry — its viewBox is the supersampled
+//! size, its width and height the PNG's — text as `<text>` naming DejaVu Sans
+//! with the generic sans-serif fallback. Either is written atomically.
+//! Inputs are validated first; bad input is an error naming the chart and
+//! series, never a panic. Non-finite points (and, on a log axis, non-positive
+//! ones) are skipped; lines break at them.
 #![allow(dead_code)] // used by release/demo/mia/excursion commands
 
 use std::path::Path;
+use std::str::FromStr;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -21,6 +27,52 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use gpdp::postprocess::{Grid2, boundary_lines};
 
 // ───────────────────────────── public API ─────────────────────────────
+
+/// The file format of a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FigureFormat {
+    /// A raster image, supersampled (antialiased).
+    Png,
+    /// Vector graphics: one `<rect>` per heat-map cell, lines as polylines,
+    /// text as `<text>` elements.
+    Svg,
+}
+
+impl FigureFormat {
+    /// The format a figure written to `path` gets: SVG for a `.svg`
+    /// extension (any case), PNG otherwise.
+    pub fn of(path: &Path) -> FigureFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("svg") => FigureFormat::Svg,
+            _ => FigureFormat::Png,
+        }
+    }
+
+    /// The file extension, without the dot.
+    pub fn ext(self) -> &'static str {
+        match self {
+            FigureFormat::Png => "png",
+            FigureFormat::Svg => "svg",
+        }
+    }
+}
+
+impl FromStr for FigureFormat {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "png" => Ok(FigureFormat::Png),
+            "svg" => Ok(FigureFormat::Svg),
+            _ => Err(anyhow!("'{s}': expected png or svg (or a list such as png,svg)")),
+        }
+    }
+}
+
+impl std::fmt::Display for FigureFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.ext())
+    }
+}
 
 /// Colour maps for heat maps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,11 +130,6 @@ pub struct Contour<'a> {
     pub width: u32,
 }
 
-/// Heat-map panels side by side, with an optional figure title on top.
-///
-/// Each panel is `panel_px`×`panel_px` pixels, plus about 0.24·`panel_px` to
-/// its right for the colour bar when it has one; the map keeps the domain's
-/// aspect ratio (bounded to 1:2…2:1). Axis ticks are in domain coordinates.
 /// Where a heat-map panel's map lies in the written image: its plotting area in
 /// image pixels (edges; x from the left, y from the top) and the domain
 /// rectangle it shows — enough for a world file.
@@ -98,6 +145,13 @@ pub struct PanelGeoref {
     pub y: (f64, f64),
 }
 
+/// Heat-map panels side by side, with an optional figure title on top, as
+/// PNG or SVG ([`FigureFormat::of`] the path).
+///
+/// Each panel is `panel_px`×`panel_px` pixels, plus about 0.24·`panel_px` to
+/// its right for the colour bar when it has one; the map keeps the domain's
+/// aspect ratio (bounded to 1:2…2:1). Axis ticks are in domain coordinates.
+/// Returns where each panel's map lies in the image.
 pub fn heatmap_figure(
     path: &Path,
     panels: &[HeatPanel],
@@ -115,25 +169,49 @@ pub fn heatmap_figure(
     let sup = suptitle.filter(|t| !t.trim().is_empty());
     let sup_h = if sup.is_some() { (34.0 * s).round() as u32 } else { 0 };
     let size = (widths.iter().sum::<u32>(), panel_px + sup_h);
-    let mut georefs = Vec::with_capacity(panels.len());
-    let rgb = render(size, |root| {
-        if let Some(t) = sup {
-            let style = font(19.0 * s * SS as f64).pos(Pos::new(HPos::Center, VPos::Center));
+    write_figure(path, size, &HeatFigure { panels, panel_px, s, cb_w, widths, sup, sup_h, size })
+}
+
+/// The laid-out [`heatmap_figure`].
+struct HeatFigure<'a, 'g> {
+    panels: &'a [HeatPanel<'g>],
+    panel_px: u32,
+    s: f64,
+    cb_w: u32,
+    widths: Vec<u32>,
+    sup: Option<&'a str>,
+    sup_h: u32,
+    size: (u32, u32),
+}
+
+impl Figure for HeatFigure<'_, '_> {
+    type Out = Vec<PanelGeoref>;
+    fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> Result<Vec<PanelGeoref>> {
+        let (size, s, sup_h, panel_px, cb_w) = (self.size, self.s, self.sup_h, self.panel_px, self.cb_w);
+        if let Some(t) = self.sup {
+            // The title fits the figure's width: a long one is set smaller.
+            let mut px = 19.0 * s * SS as f64;
+            let avail = 0.96 * (size.0 * SS) as f64;
+            if let Ok((w, _)) = root.estimate_text_size(t, &font(px)) {
+                if w as f64 > avail {
+                    px *= avail / w as f64;
+                }
+            }
+            let style = font(px).pos(Pos::new(HPos::Center, VPos::Center));
             let at = ((size.0 * SS) as i32 / 2, (sup_h * SS) as i32 * 11 / 20);
             root.draw(&Text::new(t.to_string(), at, style)).map_err(pe)?;
         }
+        let mut georefs = Vec::with_capacity(self.panels.len());
         let mut x = 0;
-        for (p, &w) in panels.iter().zip(&widths) {
+        for (p, &w) in self.panels.iter().zip(&self.widths) {
             let area = root.clone().shrink((x * SS, sup_h * SS), (w * SS, panel_px * SS));
             let g = draw_heat_panel(&area, p, s * SS as f64, if p.colorbar { cb_w * SS } else { 0 })
                 .with_context(|| format!("drawing heat-map panel '{}'", p.title))?;
             georefs.push(g);
             x += w;
         }
-        Ok(())
-    })?;
-    write_png_atomically(path, size, &rgb)?;
-    Ok(georefs)
+        Ok(georefs)
+    }
 }
 
 /// How a series is drawn.
@@ -188,7 +266,8 @@ pub struct LineChart {
     pub y_range: Option<(f64, f64)>,
 }
 
-/// Line charts side by side, each `chart_px` = (width, height) pixels.
+/// Line charts side by side, each `chart_px` = (width, height) pixels, as
+/// PNG or SVG ([`FigureFormat::of`] the path).
 pub fn line_charts(path: &Path, charts: &[LineChart], chart_px: (u32, u32)) -> Result<()> {
     ensure!(!charts.is_empty(), "line-chart figure {}: no charts", path.display());
     check_chart_px(chart_px)?;
@@ -196,14 +275,53 @@ pub fn line_charts(path: &Path, charts: &[LineChart], chart_px: (u32, u32)) -> R
         validate_line_chart(c).with_context(|| format!("line chart '{}'", c.title))?;
     }
     let size = (chart_px.0 * charts.len() as u32, chart_px.1);
-    let rgb = render(size, |root| {
-        for (k, c) in charts.iter().enumerate() {
-            let area = root.clone().shrink((chart_px.0 * SS * k as u32, 0), (chart_px.0 * SS, chart_px.1 * SS));
-            draw_line_chart(&area, c).with_context(|| format!("drawing line chart '{}'", c.title))?;
+    write_figure(path, size, &Charts { charts, chart_px })
+}
+
+/// A chart that draws itself into an area of any backend.
+trait DrawChart {
+    /// What it is, for error messages.
+    const WHAT: &'static str;
+    fn title(&self) -> &str;
+    fn draw_into<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<()>;
+}
+
+impl DrawChart for LineChart {
+    const WHAT: &'static str = "line chart";
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn draw_into<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<()> {
+        draw_line_chart(area, self)
+    }
+}
+
+impl DrawChart for HistChart {
+    const WHAT: &'static str = "histogram";
+    fn title(&self) -> &str {
+        &self.title
+    }
+    fn draw_into<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<()> {
+        draw_hist_chart(area, self)
+    }
+}
+
+/// Charts of one kind side by side, `chart_px` each.
+struct Charts<'c, C> {
+    charts: &'c [C],
+    chart_px: (u32, u32),
+}
+
+impl<C: DrawChart> Figure for Charts<'_, C> {
+    type Out = ();
+    fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> Result<()> {
+        let (w, h) = self.chart_px;
+        for (k, c) in self.charts.iter().enumerate() {
+            let area = root.clone().shrink((w * SS * k as u32, 0), (w * SS, h * SS));
+            c.draw_into(&area).with_context(|| format!("drawing {} '{}'", C::WHAT, c.title()))?;
         }
         Ok(())
-    })?;
-    write_png_atomically(path, size, &rgb)
+    }
 }
 
 /// One sample set of a [`HistChart`], with an optional fitted density curve.
@@ -233,7 +351,8 @@ pub struct HistChart {
     pub range: Option<(f64, f64)>,
 }
 
-/// Histogram charts side by side, each `chart_px` = (width, height) pixels.
+/// Histogram charts side by side, each `chart_px` = (width, height) pixels,
+/// as PNG or SVG ([`FigureFormat::of`] the path).
 ///
 /// Bar heights are count / (n · bin width) with n the number of finite
 /// samples of the set, so the histogram estimates the same density as a
@@ -246,14 +365,7 @@ pub fn histogram_charts(path: &Path, charts: &[HistChart], chart_px: (u32, u32))
         validate_hist_chart(c).with_context(|| format!("histogram '{}'", c.title))?;
     }
     let size = (chart_px.0 * charts.len() as u32, chart_px.1);
-    let rgb = render(size, |root| {
-        for (k, c) in charts.iter().enumerate() {
-            let area = root.clone().shrink((chart_px.0 * SS * k as u32, 0), (chart_px.0 * SS, chart_px.1 * SS));
-            draw_hist_chart(&area, c).with_context(|| format!("drawing histogram '{}'", c.title))?;
-        }
-        Ok(())
-    })?;
-    write_png_atomically(path, size, &rgb)
+    write_figure(path, size, &Charts { charts, chart_px })
 }
 
 /// Writes an RGB buffer (3 bytes per pixel, rows top to bottom) as a PNG via
@@ -261,19 +373,26 @@ pub fn histogram_charts(path: &Path, charts: &[HistChart], chart_px: (u32, u32))
 /// leaves a partial file.
 pub fn write_png_atomically(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Result<()> {
     ensure!(rgb.len() == 3 * w as usize * h as usize, "image buffer has {} bytes, expected {w}×{h}×3", rgb.len());
+    // The encoder picks the format from the extension, hence the ".png".
+    replace_atomically(path, "png", |tmp| {
+        let mut backend = BitMapBackend::new(tmp, (w, h));
+        backend.blit_bitmap((0, 0), (w, h), rgb).map_err(|e| anyhow!("{e:?}"))?;
+        backend.present().map_err(|e| anyhow!("{e:?}"))
+    })
+}
+
+/// Writes `path` via `write` into a temporary file (named with extension
+/// `ext`) in the same directory and a rename, so a failure never leaves a
+/// partial file.
+fn replace_atomically(path: &Path, ext: &str, write: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|s| s.to_str()).unwrap_or("figure");
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    // The encoder picks the format from the extension, hence the ".png".
-    let tmp = dir.join(format!(".{name}.tmp-{}-{n}.png", std::process::id()));
-    let result = (|| {
-        let mut backend = BitMapBackend::new(&tmp, (w, h));
-        backend.blit_bitmap((0, 0), (w, h), rgb).map_err(|e| anyhow!("{e:?}"))?;
-        backend.present().map_err(|e| anyhow!("{e:?}"))?;
-        drop(backend);
+    let tmp = dir.join(format!(".{name}.tmp-{}-{n}.{ext}", std::process::id()));
+    let result = write(&tmp).and_then(|()| {
         std::fs::rename(&tmp, path).with_context(|| format!("cannot move the figure into {}", path.display()))
-    })();
+    });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -282,18 +401,101 @@ pub fn write_png_atomically(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Resu
 
 // ───────────────────────────── rendering core ─────────────────────────────
 
-type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
+type Area<DB> = DrawingArea<DB, Shift>;
 type Coord = Cartesian2d<AxisCoord, AxisCoord>;
-type Chart<'a, 'b> = ChartContext<'a, BitMapBackend<'b>, Coord>;
+type Chart<'a, DB> = ChartContext<'a, DB, Coord>;
 
-const FONT: &str = "sans-serif";
+/// The font family of all text: the embedded DejaVu Sans is registered with
+/// plotters under this name (which PNGs are drawn with), and SVGs name it as
+/// their `font-family` — DejaVu Sans where installed, else the viewer's
+/// generic sans-serif font.
+const FONT: &str = "DejaVu Sans, sans-serif";
 const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
-/// Registers the embedded font with plotters once.
+/// Registers the embedded font with plotters once (also as plotters'
+/// default family, sans-serif).
 fn ensure_font() -> Result<()> {
     static OK: OnceLock<bool> = OnceLock::new();
-    let ok = *OK.get_or_init(|| plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok());
+    let ok = *OK.get_or_init(|| {
+        [FONT, "sans-serif"]
+            .iter()
+            .all(|name| plotters::style::register_font(name, FontStyle::Normal, FONT_BYTES).is_ok())
+    });
     ensure!(ok, "the embedded font DejaVuSans.ttf could not be loaded");
+    Ok(())
+}
+
+/// A figure drawn on any backend, in drawing pixels: SS× the output size.
+trait Figure {
+    /// What drawing it returns (e.g. where its maps lie).
+    type Out;
+    fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> Result<Self::Out>;
+}
+
+/// Draws `fig` of `size` output pixels and writes it to `path` in the format
+/// of its extension ([`FigureFormat::of`]).
+fn write_figure<F: Figure>(path: &Path, size: (u32, u32), fig: &F) -> Result<F::Out> {
+    match FigureFormat::of(path) {
+        FigureFormat::Png => {
+            let mut out = None;
+            let rgb = render(size, |root| {
+                out = Some(fig.draw(root)?);
+                Ok(())
+            })?;
+            write_png_atomically(path, size, &rgb)?;
+            out.context("the figure was not drawn")
+        }
+        FigureFormat::Svg => {
+            let (svg, out) = render_svg(size, |root| fig.draw(root))?;
+            replace_atomically(path, "svg", |tmp| Ok(std::fs::write(tmp, svg.as_bytes())?))?;
+            Ok(out)
+        }
+    }
+}
+
+/// Draws an SVG document of `size` output pixels: `draw` gets an area of SS×
+/// that size (as for [`render`], so the geometry is the PNG's, at twice its
+/// resolution); the document's viewBox is that area and its width and height
+/// are `size`. Axis-aligned rectangles (heat-map cells, colour-bar strips)
+/// are rendered with crisp edges, so that abutting cells show no hairline
+/// seams of the background between them.
+fn render_svg<T>(size: (u32, u32), draw: impl FnOnce(&Area<Svg<'_>>) -> Result<T>) -> Result<(String, T)> {
+    check_figure_size(size)?;
+    ensure_font()?;
+    let (bw, bh) = (size.0 * SS, size.1 * SS);
+    let mut doc = String::new();
+    let out = {
+        let root = Svg(SVGBackend::with_string(&mut doc, (bw, bh))).into_drawing_area();
+        root.fill(&WHITE).map_err(pe)?;
+        let out = draw(&root)?;
+        root.present().map_err(pe)?;
+        out
+    };
+    // plotters' root element, with width and height = the viewBox.
+    let head =
+        format!(r#"<svg width="{bw}" height="{bh}" viewBox="0 0 {bw} {bh}" xmlns="http://www.w3.org/2000/svg">"#);
+    let body = doc.strip_prefix(&head).context("unexpected SVG from plotters (root element)")?;
+    // Attributes plotters writes at their initial values (no attribute value
+    // or text can hold a quote: both are escaped): a third of a cell's bytes.
+    let body = body.replace(r#" opacity="1""#, "").replace(r#" stroke="none""#, "");
+    let (w, h) = size;
+    Ok((
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {bw} {bh}\">\n<style>rect {{ shape-rendering: crispEdges }}</style>{body}"
+        ),
+        out,
+    ))
+}
+
+/// Refuses a figure of more than [`MAX_PIXELS`] output pixels.
+fn check_figure_size(size: (u32, u32)) -> Result<()> {
+    ensure!(
+        size.0 as u64 * size.1 as u64 <= MAX_PIXELS,
+        "a figure of {}×{} px is too large (at most {} Mpx)",
+        size.0,
+        size.1,
+        MAX_PIXELS / 1_000_000
+    );
     Ok(())
 }
 
@@ -317,14 +519,8 @@ const MAX_PIXELS: u64 = 16_000_000;
 
 /// Renders into a white RGB buffer of the given size. `draw` gets an area of
 /// SS× that size and must scale its geometry accordingly.
-fn render(size: (u32, u32), draw: impl FnOnce(&Area) -> Result<()>) -> Result<Vec<u8>> {
-    ensure!(
-        size.0 as u64 * size.1 as u64 <= MAX_PIXELS,
-        "a figure of {}×{} px is too large (at most {} Mpx)",
-        size.0,
-        size.1,
-        MAX_PIXELS / 1_000_000
-    );
+fn render(size: (u32, u32), draw: impl FnOnce(&Area<BitMapBackend<'_>>) -> Result<()>) -> Result<Vec<u8>> {
+    check_figure_size(size)?;
     ensure_font()?;
     let (bw, bh) = ((size.0 * SS) as usize, (size.1 * SS) as usize);
     let mut big = vec![255u8; 3 * bw * bh];
@@ -352,6 +548,101 @@ fn render(size: (u32, u32), draw: impl FnOnce(&Area) -> Result<()>) -> Result<Ve
     }
     Ok(out)
 }
+
+mod svg {
+    //! A wrapper of plotters' SVG backend (its own module: the backend traits
+    //! it implements would shadow plotters' style methods elsewhere).
+    use plotters::prelude::{DrawingBackend, SVGBackend};
+    use plotters_backend::{BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind};
+
+    /// plotters' SVG backend, except that an outlined rectangle (a frame) is a
+    /// closed polyline with the style's stroke width: plotters writes it as a
+    /// `<rect>` without one, i.e. a hairline of one viewBox unit, which crisp
+    /// edges may drop altogether.
+    pub(super) struct Svg<'a>(pub(super) SVGBackend<'a>);
+
+    impl DrawingBackend for Svg<'_> {
+        type ErrorType = <SVGBackend<'static> as DrawingBackend>::ErrorType;
+
+        fn get_size(&self) -> (u32, u32) {
+            self.0.get_size()
+        }
+        fn ensure_prepared(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.ensure_prepared()
+        }
+        fn present(&mut self) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.present()
+        }
+        fn draw_pixel(
+            &mut self,
+            point: BackendCoord,
+            color: BackendColor,
+        ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.draw_pixel(point, color)
+        }
+        fn draw_line<S: BackendStyle>(
+            &mut self,
+            from: BackendCoord,
+            to: BackendCoord,
+            style: &S,
+        ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.draw_line(from, to, style)
+        }
+        fn draw_rect<S: BackendStyle>(
+            &mut self,
+            upper_left: BackendCoord,
+            bottom_right: BackendCoord,
+            style: &S,
+            fill: bool,
+        ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            if fill {
+                return self.0.draw_rect(upper_left, bottom_right, style, fill);
+            }
+            let ((x0, y0), (x1, y1)) = (upper_left, bottom_right);
+            // Once round and on along the first side, so that every corner is a join.
+            self.0.draw_path([(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0), (x1, y0)], style)
+        }
+        fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+            &mut self,
+            path: I,
+            style: &S,
+        ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.draw_path(path, style)
+        }
+        fn draw_circle<S: BackendStyle>(
+            &mut self,
+            center: BackendCoord,
+            radius: u32,
+            style: &S,
+            fill: bool,
+        ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.draw_circle(center, radius, style, fill)
+        }
+        fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+            &mut self,
+            vert: I,
+            style: &S,
+        ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.fill_polygon(vert, style)
+        }
+        fn draw_text<S: BackendTextStyle>(
+            &mut self,
+            text: &str,
+            style: &S,
+            pos: BackendCoord,
+        ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
+            self.0.draw_text(text, style, pos)
+        }
+        fn estimate_text_size<S: BackendTextStyle>(
+            &self,
+            text: &str,
+            style: &S,
+        ) -> Result<(u32, u32), DrawingErrorKind<Self::ErrorType>> {
+            self.0.estimate_text_size(text, style)
+        }
+    }
+}
+use svg::Svg;
 
 fn check_chart_px((w, h): (u32, u32)) -> Result<()> {
     ensure!(
@@ -435,7 +726,7 @@ impl Axis {
             .unwrap_or_default()
     }
 
-    fn label_width(&self, area: &Area, style: &TextStyle) -> u32 {
+    fn label_width<DB: DrawingBackend>(&self, area: &Area<DB>, style: &TextStyle) -> u32 {
         self.ticks.iter().map(|t| area.estimate_text_size(&t.1, style).map(|s| s.0).unwrap_or(0)).max().unwrap_or(0)
     }
 }
@@ -635,7 +926,14 @@ struct Frame {
     x_area: u32,
 }
 
-fn frame_for(area: &Area, sz: &Sizes, title: &str, ay: &Axis, x_label: &str, y_label: &str) -> Frame {
+fn frame_for<DB: DrawingBackend>(
+    area: &Area<DB>,
+    sz: &Sizes,
+    title: &str,
+    ay: &Axis,
+    x_label: &str,
+    y_label: &str,
+) -> Frame {
     let tick = font(sz.tick);
     let title_h = if title.trim().is_empty() { sz.pad } else { (sz.title * 2.0).round() as u32 };
     let desc_w = |l: &str| if l.trim().is_empty() { 0 } else { (sz.label * 1.5).round() as u32 };
@@ -647,13 +945,13 @@ fn frame_for(area: &Area, sz: &Sizes, title: &str, ay: &Axis, x_label: &str, y_l
 /// Builds a chart whose plotting area starts `left`/`top` pixels into
 /// `area` (outside the label areas) with the given right/bottom margins.
 #[allow(clippy::too_many_arguments)]
-fn build_chart<'a, 'b>(
-    area: &'a Area<'b>,
+fn build_chart<'a, DB: DrawingBackend>(
+    area: &'a Area<DB>,
     ax: &Axis,
     ay: &Axis,
     frame: &Frame,
     extra: (u32, u32, u32, u32), // left, top, right, bottom margins beyond the frame
-) -> Result<Chart<'a, 'b>> {
+) -> Result<Chart<'a, DB>> {
     let (l, t, r, b) = extra;
     ChartBuilder::on(area)
         .margin_left(l)
@@ -667,8 +965,8 @@ fn build_chart<'a, 'b>(
 }
 
 /// Axes, ticks, grid lines (optional) and descriptions.
-fn draw_mesh(
-    chart: &mut Chart,
+fn draw_mesh<DB: DrawingBackend>(
+    chart: &mut Chart<DB>,
     ax: &Axis,
     ay: &Axis,
     sz: &Sizes,
@@ -700,14 +998,20 @@ fn draw_mesh(
 }
 
 /// A black frame around the plotting area.
-fn draw_box(chart: &mut Chart, ax: &Axis, ay: &Axis, sz: &Sizes) -> Result<()> {
+fn draw_box<DB: DrawingBackend>(chart: &mut Chart<DB>, ax: &Axis, ay: &Axis, sz: &Sizes) -> Result<()> {
     let r = Rectangle::new([(ax.lo, ay.lo), (ax.hi, ay.hi)], BLACK.stroke_width(sz.line));
     chart.draw_series(std::iter::once(r)).map_err(pe)?;
     Ok(())
 }
 
 /// A title centred over the plotting area, just above it.
-fn draw_title(area: &Area, chart: &Chart, title: &str, sz: &Sizes, title_h: u32) -> Result<()> {
+fn draw_title<DB: DrawingBackend>(
+    area: &Area<DB>,
+    chart: &Chart<DB>,
+    title: &str,
+    sz: &Sizes,
+    title_h: u32,
+) -> Result<()> {
     if title.trim().is_empty() {
         return Ok(());
     }
@@ -782,9 +1086,9 @@ enum Glyph {
 /// A legend in the corner of the plotting area covering the fewest of
 /// `occupied` (points in [0,1]² fractions of the plotting area), drawn by
 /// hand: plotters' own legends need a `'static` backend for composite samples.
-fn draw_legend(
-    area: &Area,
-    chart: &Chart,
+fn draw_legend<DB: DrawingBackend>(
+    area: &Area<DB>,
+    chart: &Chart<DB>,
     entries: &[(String, Glyph)],
     occupied: &[(f64, f64)],
     sz: &Sizes,
@@ -933,7 +1237,7 @@ fn color_range(p: &HeatPanel) -> (f64, f64) {
     }
 }
 
-fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<PanelGeoref> {
+fn draw_heat_panel<DB: DrawingBackend>(area: &Area<DB>, p: &HeatPanel, s: f64, cb_w: u32) -> Result<PanelGeoref> {
     let g = p.grid;
     let sz = Sizes::scaled(s);
     let (w, h) = area.dim_in_pixel();
@@ -1040,7 +1344,14 @@ fn draw_heat_panel(area: &Area, p: &HeatPanel, s: f64, cb_w: u32) -> Result<Pane
     Ok(georef)
 }
 
-fn draw_colorbar(area: &Area, palette: Palette, (lo, hi): (f64, f64), sz: &Sizes, top: u32, bottom: u32) -> Result<()> {
+fn draw_colorbar<DB: DrawingBackend>(
+    area: &Area<DB>,
+    palette: Palette,
+    (lo, hi): (f64, f64),
+    sz: &Sizes,
+    top: u32,
+    bottom: u32,
+) -> Result<()> {
     let (w, _) = area.dim_in_pixel();
     let bar_w = (sz.tick * 1.4).round() as u32;
     let ay = Axis::linear(lo, hi, 6);
@@ -1108,7 +1419,7 @@ fn make_axis(log: bool, explicit: Option<(f64, f64)>, vals: Vec<f64>, target: us
     if log { Axis::log(lo, hi) } else { Axis::linear(lo, hi, target) }
 }
 
-fn draw_line_chart(area: &Area, c: &LineChart) -> Result<()> {
+fn draw_line_chart<DB: DrawingBackend>(area: &Area<DB>, c: &LineChart) -> Result<()> {
     let (w, h) = area.dim_in_pixel();
     let sz = Sizes::for_area(w, h);
     let probe_x = Axis { log: c.log_x, lo: 0.0, hi: 1.0, ticks: Vec::new(), minor: Vec::new() };
@@ -1267,7 +1578,7 @@ fn validate_hist_chart(c: &HistChart) -> Result<()> {
     validate_range("range", c.range, false)
 }
 
-fn draw_hist_chart(area: &Area, c: &HistChart) -> Result<()> {
+fn draw_hist_chart<DB: DrawingBackend>(area: &Area<DB>, c: &HistChart) -> Result<()> {
     let (w, h) = area.dim_in_pixel();
     let sz = Sizes::for_area(w, h);
     let finite = || c.sets.iter().flat_map(|s| s.samples.iter().copied().filter(|v| v.is_finite()));
@@ -1681,6 +1992,153 @@ mod tests {
         let pieces = clip_polyline(&[(0.5, 0.5), (0.5, 2.0), (0.7, 2.0), (0.7, 0.5)], b);
         assert_eq!(pieces, vec![vec![(0.5, 0.5), (0.5, 1.0)], vec![(0.7, 1.0), (0.7, 0.5)]]);
         assert!(clip_polyline(&[(2.0, 2.0), (3.0, 3.0)], b).is_empty());
+    }
+
+    /// An SVG figure's root (after checking it is well-formed XML) and its
+    /// drawing elements of one kind, in document order.
+    fn svg_doc(path: &Path) -> String {
+        let text = std::fs::read_to_string(path).unwrap();
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{} is not well-formed XML: {e}", path.display()));
+        text
+    }
+
+    fn elements<'a, 'i>(doc: &'a roxmltree::Document<'i>, tag: &str) -> Vec<roxmltree::Node<'a, 'i>> {
+        doc.descendants().filter(|n| n.has_tag_name(tag)).collect()
+    }
+
+    fn num(n: &roxmltree::Node, attr: &str) -> f64 {
+        n.attribute(attr).unwrap_or_else(|| panic!("no {attr}")).parse().unwrap()
+    }
+
+    fn hex(c: RGBColor) -> String {
+        format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+    }
+
+    #[test]
+    fn figure_formats() {
+        assert_eq!(FigureFormat::of(Path::new("a/map.svg")), FigureFormat::Svg);
+        assert_eq!(FigureFormat::of(Path::new("MAP.SVG")), FigureFormat::Svg);
+        assert_eq!(FigureFormat::of(Path::new("map.png")), FigureFormat::Png);
+        assert_eq!(FigureFormat::of(Path::new("map")), FigureFormat::Png);
+        assert_eq!(" SVG".parse::<FigureFormat>().unwrap(), FigureFormat::Svg);
+        assert_eq!("png".parse::<FigureFormat>().unwrap().ext(), "png");
+        assert!("pdf".parse::<FigureFormat>().unwrap_err().to_string().contains("expected png or svg"));
+    }
+
+    /// The SVG of a heat map has the PNG's layout (size, where the map lies)
+    /// and one rectangle per cell, of exactly the palette's colour — darkened
+    /// on exactly the cells of the excursion set.
+    #[test]
+    fn svg_heat_map_has_the_png_layout_and_the_cells_colours() {
+        let dir = tempfile::tempdir().unwrap();
+        let (nx, ny) = (12, 8);
+        let g = Grid2::from_fn(nx, ny, (0.0, 3.0), (10.0, 12.0), |x, y| (x - 1.5) * (y - 10.5)).unwrap();
+        let level = 0.2;
+        let mut p = panel("released path ε", &g, Palette::Diverging);
+        p.contours[0].level = level;
+        p.contours[0].color = RGBColor(0, 0, 0);
+        p.shade_above = Some(level);
+        p.colorbar_label = "µg/m³".into();
+        let panels = [p];
+        let (png, svg) = (dir.path().join("h.png"), dir.path().join("h.svg"));
+        let geo_png = heatmap_figure(&png, &panels, 300, Some("Figure · ε = 1.000")).unwrap();
+        let geo_svg = heatmap_figure(&svg, &panels, 300, Some("Figure · ε = 1.000")).unwrap();
+        assert_eq!(geo_png, geo_svg);
+        let text = svg_doc(&svg);
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let root = doc.root_element();
+        assert!(root.has_tag_name("svg"));
+        let (w, h) = png_size(&png);
+        assert_eq!((num(&root, "width"), num(&root, "height")), (w as f64, h as f64));
+        assert_eq!(root.attribute("viewBox").unwrap(), format!("0 0 {} {}", w * SS, h * SS));
+
+        // Cells: right after the white background, one per grid point, rows bottom to top.
+        let rects = elements(&doc, "rect");
+        assert_eq!(rects[0].attribute("fill"), Some("#FFFFFF"));
+        let cells = &rects[1..1 + nx * ny];
+        let (lo, hi) = color_range(&panels[0]);
+        let mut shaded = 0;
+        for (k, r) in cells.iter().enumerate() {
+            let v = g.at(k % nx, k / nx);
+            let mut c = palette_color(Palette::Diverging, (v - lo) / (hi - lo));
+            if v >= level {
+                c = RGBColor((c.0 as f64 * 0.72) as u8, (c.1 as f64 * 0.72) as u8, (c.2 as f64 * 0.72) as u8);
+                shaded += 1;
+            }
+            assert_eq!(r.attribute("fill"), Some(hex(c).as_str()), "cell {k}");
+        }
+        assert!(shaded > 0 && shaded < nx * ny, "{shaded}");
+        // They tile the map area of the PNG, in drawing pixels (SS per image
+        // pixel): from its first pixel to its last (plotters maps the range's
+        // upper end onto the area's last pixel, one before the range's end).
+        let ss = SS as f64;
+        let x0 = cells.iter().map(|r| num(r, "x")).fold(f64::INFINITY, f64::min);
+        let x1 = cells.iter().map(|r| num(r, "x") + num(r, "width")).fold(0.0, f64::max);
+        let y0 = cells.iter().map(|r| num(r, "y")).fold(f64::INFINITY, f64::min);
+        let y1 = cells.iter().map(|r| num(r, "y") + num(r, "height")).fold(0.0, f64::max);
+        let area: f64 = cells.iter().map(|r| num(r, "width") * num(r, "height")).sum();
+        let gr = geo_png[0];
+        assert_eq!((x0, x1, y0, y1), (gr.px.0 * ss, gr.px.1 * ss - 1.0, gr.py.0 * ss, gr.py.1 * ss - 1.0));
+        assert_eq!(area, (x1 - x0) * (y1 - y0), "cells overlap or leave gaps");
+        // Frames are polylines with a stroke width, never hairline <rect>s.
+        assert!(rects.iter().all(|r| r.attribute("fill") != Some("none")));
+        let lines = elements(&doc, "polyline");
+        assert!(lines.iter().any(|l| l.attribute("stroke") == Some("#000000") && num(l, "stroke-width") >= 2.0));
+        // The contour: black polylines of width 2 px (4 drawing px) inside the map.
+        let contour: Vec<_> = lines.iter().filter(|l| l.attribute("stroke-width") == Some("4")).collect();
+        assert!(!contour.is_empty());
+        for l in contour {
+            for pt in l.attribute("points").unwrap().split_whitespace() {
+                let (x, y) = pt.split_once(',').unwrap();
+                let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+                assert!(x >= x0 - 1.0 && x <= x1 + 1.0 && y >= y0 - 1.0 && y <= y1 + 1.0, "{pt}");
+            }
+        }
+        // Text: the titles and the colour bar's unit, in DejaVu Sans or any sans-serif.
+        let texts = elements(&doc, "text");
+        let strings: Vec<String> = texts.iter().map(|t| t.text().unwrap_or("").trim().to_string()).collect();
+        for want in ["Figure · ε = 1.000", "released path ε", "µg/m³", "x₁", "x₂"] {
+            assert!(strings.iter().any(|s| s == want), "{want} not in {strings:?}");
+        }
+        assert!(texts.iter().all(|t| t.attribute("font-family") == Some("DejaVu Sans, sans-serif")));
+        // A crisp-edges rule for the cells.
+        assert!(elements(&doc, "style")[0].text().unwrap().contains("crispEdges"));
+        // Nothing but the figures is left behind.
+        let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, ["h.png", "h.svg"]);
+    }
+
+    #[test]
+    fn svg_line_charts_and_histograms() {
+        let dir = tempfile::tempdir().unwrap();
+        let xs: Vec<f64> = (0..30).map(|k| k as f64 / 29.0).collect();
+        let mut c = chart(
+            "paths — ε = 2",
+            vec![
+                series("path 1", xs.clone(), xs.iter().map(|x| x.sin()).collect(), SeriesStyle::Line),
+                series("path 2", xs.clone(), xs.iter().map(|x| x.cos()).collect(), SeriesStyle::Dashed),
+            ],
+        );
+        c.hlines = vec![(0.5, "t = 0.5".into())];
+        let path = dir.path().join("l.svg");
+        line_charts(&path, &[c], (400, 300)).unwrap();
+        let text = svg_doc(&path);
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let root = doc.root_element();
+        assert_eq!((num(&root, "width"), num(&root, "height")), (400.0, 300.0));
+        let strings: Vec<String> =
+            elements(&doc, "text").iter().map(|t| t.text().unwrap().trim().to_string()).collect();
+        for want in ["paths — ε = 2", "path 1", "path 2", "t = 0.5", "x", "y"] {
+            assert!(strings.iter().any(|s| s == want), "{want} not in {strings:?}");
+        }
+        // Path 1 is one polyline through its 30 points.
+        assert!(
+            elements(&doc, "polyline").iter().any(|l| l.attribute("points").unwrap().split_whitespace().count() == 30)
+        );
+        let path = dir.path().join("h.svg");
+        histogram_charts(&path, &[hist_chart()], (400, 300)).unwrap();
+        svg_doc(&path);
     }
 
     #[test]

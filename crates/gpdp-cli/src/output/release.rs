@@ -1,5 +1,6 @@
 //! The published folder of a release: `paths.csv`, `report.json`, and for a
-//! 2-D grid `map.png` + `excursion.geojson`, for a 1-D grid `paths.png`.
+//! 2-D grid `map.png` + `excursion.geojson`, for a 1-D grid `paths.png` — the
+//! figures as PNG, SVG or both ([`MapFormats`], `--map-format`).
 //!
 //! Every file is a function of the released values and public inputs only:
 //! the file list depends on the query's shape, the figures and the GeoJSON
@@ -11,13 +12,15 @@ use std::path::Path;
 
 use crate::output::gis::{Crs, world_file, write_geotiff};
 
-use anyhow::Result;
+use anyhow::{Result, ensure};
 use gpdp::postprocess::{Grid2, excursion_geojson, excursion_polygons};
 use gpdp::{PrivateRelease, Query, ReleaseReport};
 use serde::Serialize;
 use serde_json::json;
 
-use super::plot::{Contour, HeatPanel, LineChart, Palette, Series, SeriesStyle, heatmap_figure, line_charts};
+use super::plot::{
+    Contour, FigureFormat, HeatPanel, LineChart, Palette, Series, SeriesStyle, heatmap_figure, line_charts,
+};
 
 /// `report.json`: the mechanism's report, the published files and the
 /// threshold of the map and the GeoJSON.
@@ -29,21 +32,71 @@ struct PublishedReport<'a> {
     outputs: &'a [String],
 }
 
+/// The formats a release's figures (map, maps, paths) are written in — a
+/// non-empty set, parsed from `png`, `svg` or a list such as `png,svg`; each
+/// figure is written once per format, PNG first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapFormats {
+    png: bool,
+    svg: bool,
+}
+
+impl MapFormats {
+    /// PNG only (the default).
+    pub const PNG: MapFormats = MapFormats { png: true, svg: false };
+
+    /// The formats, in the order their files are written and listed.
+    pub fn iter(self) -> impl Iterator<Item = FigureFormat> {
+        [(self.png, FigureFormat::Png), (self.svg, FigureFormat::Svg)].into_iter().filter_map(|(on, f)| on.then_some(f))
+    }
+
+    /// The file names of the figure `stem` (e.g. "map"), one per format.
+    fn files(self, stem: &str) -> impl Iterator<Item = String> {
+        self.iter().map(move |f| format!("{stem}.{f}"))
+    }
+}
+
+impl Default for MapFormats {
+    fn default() -> Self {
+        MapFormats::PNG
+    }
+}
+
+impl std::str::FromStr for MapFormats {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let mut m = MapFormats { png: false, svg: false };
+        for part in s.split(',') {
+            match part.parse::<FigureFormat>()? {
+                FigureFormat::Png => m.png = true,
+                FigureFormat::Svg => m.svg = true,
+            }
+        }
+        ensure!(m.png || m.svg, "'{s}': expected png, svg or png,svg");
+        Ok(m)
+    }
+}
+
 /// The files a release of `query` publishes, in order (public).
-pub fn published_files(query: &Query, crs: Option<&Crs>, draws: usize) -> Vec<String> {
+pub fn published_files(query: &Query, crs: Option<&Crs>, draws: usize, formats: MapFormats) -> Vec<String> {
     let mut out = vec!["paths.csv".to_string(), "report.json".to_string()];
     if let Query::Grid(g) = query {
         match g.counts().len() {
             2 => {
-                out.extend(["map.png".to_string(), "excursion.geojson".to_string()]);
+                out.extend(formats.files("map"));
+                out.push("excursion.geojson".to_string());
                 if crs.is_some() {
-                    out.extend(["paths.tif", "map.pgw", "map.prj", "map.png.aux.xml"].map(String::from));
+                    out.push("paths.tif".to_string());
+                    // The world file, the CRS beside it and GDAL's sidecar georeference the PNG.
+                    if formats.png {
+                        out.extend(["map.pgw", "map.prj", "map.png.aux.xml"].map(String::from));
+                    }
                 }
                 if draws > 1 {
-                    out.push("maps.png".to_string());
+                    out.extend(formats.files("maps"));
                 }
             }
-            1 => out.push("paths.png".to_string()),
+            1 => out.extend(formats.files("paths")),
             _ => {}
         }
     }
@@ -89,7 +142,8 @@ fn xml_escape(s: &str) -> String {
 }
 
 /// Writes the published folder of `rel` into `dir` (which exists); `names`
-/// are the coordinate column names, `threshold` the level t of {f ≥ t}.
+/// are the coordinate column names, `threshold` the level t of {f ≥ t}, the
+/// figures written in each of `formats`.
 pub fn write_release(
     dir: &Path,
     rel: &PrivateRelease,
@@ -97,6 +151,7 @@ pub fn write_release(
     names: &[String],
     threshold: f64,
     crs: Option<&Crs>,
+    formats: MapFormats,
 ) -> Result<Vec<String>> {
     let pts = query.points();
     let draws = rel.paths.len();
@@ -135,12 +190,14 @@ pub fn write_release(
                 "{status} · ε = {:.3}, δ = {:.0e} · darker: f ≥ {threshold}{units}",
                 report.privacy.epsilon, report.privacy.delta
             );
-            let georef = heatmap_figure(
-                &dir.join("map.png"),
-                &[panel_for(&grid, "released path 1".into(), None)],
-                720,
-                Some(&legend),
-            )?;
+            let map = [panel_for(&grid, "released path 1".into(), None)];
+            let mut georef = None;
+            for f in formats.iter() {
+                let g = heatmap_figure(&dir.join(format!("map.{f}")), &map, 720, Some(&legend))?;
+                if f == FigureFormat::Png {
+                    georef = Some(g[0]);
+                }
+            }
             if rel.paths.len() > 1 {
                 // All draws (up to 6) as small multiples, on one colour range.
                 let shown = rel.paths.len().min(MAX_MULTIPLES);
@@ -151,11 +208,13 @@ pub fn write_release(
                 let shared = range.or(Some((threshold - m.max(1e-12), threshold + m.max(1e-12))));
                 let panels: Vec<HeatPanel> =
                     grids.iter().enumerate().map(|(l, g)| panel_for(g, format!("path {}", l + 1), shared)).collect();
-                heatmap_figure(&dir.join("maps.png"), &panels, 420, Some(&legend))?;
+                for f in formats.iter() {
+                    heatmap_figure(&dir.join(format!("maps.{f}")), &panels, 420, Some(&legend))?;
+                }
             }
-            if let Some(c) = crs {
+            if let (Some(c), Some(georef)) = (crs, georef) {
                 // map.png's map area georeferenced: a world file and the CRS as WKT.
-                std::fs::write(dir.join("map.pgw"), world_file(&georef[0]))?;
+                std::fs::write(dir.join("map.pgw"), world_file(&georef))?;
                 std::fs::write(dir.join("map.prj"), c.wkt())?;
                 // GDAL reads the CRS of a world-file image from its PAM sidecar.
                 let pam = format!("<PAMDataset>\n  <SRS>{}</SRS>\n</PAMDataset>\n", xml_escape(c.wkt()));
@@ -182,14 +241,7 @@ pub fn write_release(
             );
             if let Some(c) = crs {
                 let (dx, dy) = ((hi[0] - lo[0]) / (counts[0] - 1) as f64, (hi[1] - lo[1]) / (counts[1] - 1) as f64);
-                write_geotiff(
-                    &dir.join("paths.tif"),
-                    counts[0],
-                    counts[1],
-                    [lo[0], lo[1], dx, dy],
-                    &rel.paths,
-                    c.code,
-                )?;
+                write_geotiff(&dir.join("paths.tif"), counts[0], counts[1], [lo[0], lo[1], dx, dy], &rel.paths, c)?;
             }
             std::fs::write(dir.join("excursion.geojson"), serde_json::to_vec_pretty(&gj)?)?;
         } else if counts.len() == 1 {
@@ -219,11 +271,81 @@ pub fn write_release(
                 x_range: None,
                 y_range: None,
             };
-            line_charts(&dir.join("paths.png"), &[chart], (900, 520))?;
+            for f in formats.iter() {
+                line_charts(&dir.join(format!("paths.{f}")), std::slice::from_ref(&chart), (900, 520))?;
+            }
         }
     }
-    let outputs = published_files(query, crs, rel.paths.len());
+    let outputs = published_files(query, crs, rel.paths.len(), formats);
     let published = PublishedReport { release: report, threshold, outputs: &outputs };
     std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&published)?)?;
     Ok(outputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpdp::Grid;
+    use gpdp::model::domain::Domain;
+
+    fn grid(spec: &str, domain: &str) -> Query {
+        Query::Grid(Grid::parse(spec, &domain.parse::<Domain>().unwrap()).unwrap())
+    }
+
+    #[test]
+    fn map_formats_parse_as_a_set() {
+        assert_eq!("png".parse::<MapFormats>().unwrap(), MapFormats::PNG);
+        let both = "svg, PNG,svg".parse::<MapFormats>().unwrap();
+        assert_eq!(both.iter().collect::<Vec<_>>(), [FigureFormat::Png, FigureFormat::Svg]);
+        assert_eq!("svg".parse::<MapFormats>().unwrap().iter().collect::<Vec<_>>(), [FigureFormat::Svg]);
+        for bad in ["", "png,", "pdf", "png;svg"] {
+            assert!(bad.parse::<MapFormats>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn published_files_follow_the_formats() {
+        let crs: Crs = "EPSG:27700".parse().unwrap();
+        let map = grid("4x3", "box:0,1,0,1");
+        let svg = "svg".parse().unwrap();
+        let both = "png,svg".parse().unwrap();
+        assert_eq!(
+            published_files(&map, Some(&crs), 2, MapFormats::PNG),
+            [
+                "paths.csv",
+                "report.json",
+                "map.png",
+                "excursion.geojson",
+                "paths.tif",
+                "map.pgw",
+                "map.prj",
+                "map.png.aux.xml",
+                "maps.png"
+            ]
+        );
+        assert_eq!(
+            published_files(&map, Some(&crs), 2, both),
+            [
+                "paths.csv",
+                "report.json",
+                "map.png",
+                "map.svg",
+                "excursion.geojson",
+                "paths.tif",
+                "map.pgw",
+                "map.prj",
+                "map.png.aux.xml",
+                "maps.png",
+                "maps.svg"
+            ]
+        );
+        // The world file and its companions georeference the PNG: none without one.
+        assert_eq!(
+            published_files(&map, Some(&crs), 2, svg),
+            ["paths.csv", "report.json", "map.svg", "excursion.geojson", "paths.tif", "maps.svg"]
+        );
+        assert_eq!(published_files(&map, None, 1, svg), ["paths.csv", "report.json", "map.svg", "excursion.geojson"]);
+        let line = grid("10", "interval:0,1");
+        assert_eq!(published_files(&line, None, 3, both), ["paths.csv", "report.json", "paths.png", "paths.svg"]);
+    }
 }

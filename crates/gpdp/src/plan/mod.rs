@@ -1,0 +1,87 @@
+//! Planning a release on public data: choose the hyperparameters and see
+//! what each ε would cost in utility — without the private data.
+//!
+//! The guarantee of a release holds only if its hyperparameters (kernel,
+//! ℓ, σ, η, r) are chosen without the private data. This module chooses
+//! them on a **public or proxy** dataset (last year's readings, a pilot
+//! study, a simulation):
+//!
+//! 1. [`fit`] maximises the log marginal likelihood
+//!    ([`log_marginal_likelihood`]) over ℓ, σ and the noise sd λ within
+//!    bounds, from several starts;
+//! 2. for each target ε, [`calibrate_with_floor`] gives the ridge of the
+//!    release: the smallest one meeting ε, or the fitted λ/σ when larger
+//!    (more private and closer to the fitted model);
+//! 3. [`utility_curve`] simulates the private map on the proxy — hold-out
+//!    RMSE of one path and the IoU of its excursion set with the proxy's
+//!    non-private one.
+//!
+//! Everything here is computed from the proxy data and is as public as
+//! they are; run it on the private data and the release that uses the
+//! result is no longer private. The mathematics is in docs/plan.md.
+
+mod fit;
+mod likelihood;
+mod utility;
+
+use serde::{Deserialize, Serialize};
+
+pub use fit::{Bounds, Fit, FitOptions, Restart, fit};
+pub use likelihood::{Hyper, log_marginal_likelihood};
+pub use utility::{Summary, Utility, UtilityAt, UtilityOptions, calibrate_with_floor, utility_curve};
+
+use crate::model::units::ResponseRange;
+
+/// Version of the [`Plan`] schema (plan.json).
+pub const PLAN_VERSION: u32 = 1;
+
+/// What a plan is computed from, stated in every plan.json.
+pub const PLAN_NOTE: &str = "Computed from PUBLIC or proxy data only (never the private data): the hyperparameters are public inputs of the release, and the utility figures are simulations on the proxy with seeded draws, not releases.";
+
+/// plan.json: the fitted hyperparameters, the release's public settings and
+/// the utility of each target ε, all from proxy data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// [`PLAN_VERSION`].
+    pub version: u32,
+    /// [`PLAN_NOTE`].
+    pub note: String,
+    /// The proxy data, as named by the caller (a file name).
+    pub proxy: String,
+    /// Proxy records read.
+    pub proxy_records: usize,
+    /// The fit (kernel, ℓ, σ, λ, every start).
+    pub fit: Fit,
+    /// The search bounds.
+    pub bounds: Bounds,
+    /// The fitted ridge λ/σ (the floor of every release's ridge).
+    pub fitted_ridge: f64,
+    /// The release the plan is for.
+    pub release: PlannedRelease,
+    /// Utility against ε.
+    pub utility: Utility,
+}
+
+/// The public settings of the planned release.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedRelease {
+    /// Records in the private dataset (n of the guarantee).
+    pub n: usize,
+    /// The covariate domain Ω, as `gpdp release --domain` takes it.
+    pub domain: String,
+    /// The public response range in data units, if any.
+    pub response_range: Option<ResponseRange>,
+    /// The response bound M_Y (1 with a response range).
+    pub response_bound: f64,
+    /// The responses' unit, if given.
+    pub units: Option<String>,
+    /// Draws L.
+    pub draws: u64,
+    /// δ.
+    pub delta: f64,
+    /// Excursion level t (data units) of the utility figures.
+    pub threshold: f64,
+}
+
+#[cfg(test)]
+mod tests;
