@@ -79,15 +79,22 @@ pub struct ReleaseArgs {
     pub rkhs_norm: Option<f64>,
 
     /// RDP → (ε, δ) conversion: improved (Canonne–Kamath–Steinke 2020 /
-    /// Balle et al. 2020; tighter) or paper (Mironov 2017, as in the paper).
+    /// Balle et al. 2020; tighter) or paper (Mironov 2017, as in the paper);
+    /// or pld: exact privacy-loss-distribution accounting (much tighter),
+    /// proven only for covariance-only releases (--scale inf, --gp-noise 0;
+    /// docs/proofs/pld-covariance-only.md) and not usable with a ledger.
     #[arg(long, value_name = "CONV")]
     pub conversion: Option<Conversion>,
 
     /// Which proven bound: tight (default; the signed covariance term, the
     /// generic sensitivity min(B.1, coupled, operator), B.8 with half the
     /// constant, the bounded-mean refinement for the 1-D exponential kernel —
-    /// docs/proofs/tight-accountant.md) or paper (Theorem 3.1 / Prop. 2 with
-    /// the paper's lemmas, as the paper states them).
+    /// docs/proofs/tight-accountant.md), joint (the tight bound or, for a
+    /// finite σ without GP noise, the certified supremum of the exact
+    /// two-point divergence over the proven region, whichever is smaller at
+    /// each order — docs/proofs/joint-accountant.md; the tightest, and the
+    /// slowest: ~0.1–0.5 s per query, cached) or paper (Theorem 3.1 /
+    /// Prop. 2 with the paper's lemmas, as the paper states them).
     #[arg(long, value_name = "BOUND")]
     pub bound: Option<BoundChoice>,
 }
@@ -97,7 +104,7 @@ pub struct ReleaseArgs {
 /// them is refused).
 pub fn study_bound(flag: Option<BoundChoice>, constants: SensitivityConstants) -> Result<BoundChoice> {
     match (flag, constants) {
-        (Some(BoundChoice::Tight), SensitivityConstants::Published) => bail!(
+        (Some(BoundChoice::Tight | BoundChoice::Joint), SensitivityConstants::Published) => bail!(
             "--sensitivity-constants published reproduces the paper's tables, which use the paper's bound: give --bound paper (the default with published constants) or use the proven constants"
         ),
         (Some(b), _) => Ok(b),
@@ -114,6 +121,7 @@ pub fn accountant_words(bound: BoundChoice, constants: SensitivityConstants, lem
             format!("published constants (the paper's bound with the Lemma {lemma} bound divided by √2) — this {label}")
         }
         (None, BoundChoice::Paper) => format!("the paper's bound (Theorem 3.1 with Lemma {lemma}), proven constants"),
+        (None, BoundChoice::Joint) => "the joint bound (the tight bound, or the certified joint supremum of the exact two-point divergence where smaller; docs/proofs/joint-accountant.md)".to_string(),
         (None, BoundChoice::Tight) => "the tight bound (signed covariance term, the smallest valid sensitivity bound; docs/proofs/tight-accountant.md)".to_string(),
     }
 }

@@ -402,3 +402,135 @@ fn calibrate_json_certifies_the_solution() {
         "increase the ridge r",
     );
 }
+
+/// `--bound joint` (docs/proofs/joint-accountant.md): the certified joint
+/// supremum on the Figure 3 setting is below the tight bound and within the
+/// targets of the joint accountant; the report names the bound.
+#[test]
+fn the_joint_bound_is_reported_and_tighter() {
+    let base = [
+        "account",
+        "--n",
+        "10",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "1",
+        "--domain",
+        "interval:0,1",
+        "--ridge",
+        "1",
+        "--scale",
+        "5",
+        "--delta",
+        "0.05",
+        "--json",
+    ];
+    let mut joint = base.to_vec();
+    joint.extend(["--bound", "joint", "--draws", "3"]);
+    let mut tight = base.to_vec();
+    tight.extend(["--draws", "3"]);
+    let (j, t) = (json_of(&joint), json_of(&tight));
+    let (ej, et) = (j["epsilon"].as_f64().unwrap(), t["epsilon"].as_f64().unwrap());
+    assert!(ej <= 4.65 && ej < et - 1.0, "joint {ej}, tight {et}");
+    assert_eq!(j["components"][0]["bound"], "joint");
+}
+
+/// `--conversion pld` (docs/proofs/pld-covariance-only.md): the Figure 3
+/// setting with σ = ∞ gives ε ≈ 0.889 (exact value of the dominating pair
+/// 0.8858, RDP 2.47); the report names the accounting; finite σ, a pld
+/// ledger budget and `release --conversion pld --ledger` are refused in one
+/// line; `--help` mentions pld and its restriction.
+#[test]
+fn pld_accounting_of_a_covariance_only_release() {
+    let args = base(&["--ridge", "1", "--scale", "inf", "--delta", "0.05", "--conversion", "pld"]);
+    let out = gpdp().args(&args).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("⇒ (0.889204, 0.05)-differentially private"), "{text}");
+    assert!(
+        text.contains("conversion    pld") && text.contains("PLD grid") && text.contains("RDP instead   ε = 2.468714"),
+        "{text}"
+    );
+    let mut json = args.clone();
+    json.push("--json");
+    let v = json_of(&json);
+    let eps = v["epsilon"].as_f64().unwrap();
+    assert!((0.885778..=1.0).contains(&eps), "{eps}");
+    assert_eq!(v["conversion"], "pld");
+    assert!(v["pld"]["grid_width"].as_f64().unwrap() > 0.0 && v["pld"]["delta_bound"].as_f64().unwrap() <= 0.05);
+    // δ(ε) too.
+    let d = json_of(&base(&["--ridge", "1", "--scale", "inf", "--epsilon", "1", "--conversion", "pld", "--json"]));
+    let delta = d["delta"].as_f64().unwrap();
+    assert!((0.04..0.05).contains(&delta), "{delta}");
+    // Refusals, one line each.
+    fails_with(
+        &base(&["--ridge", "1", "--scale", "5", "--delta", "0.05", "--conversion", "pld"]),
+        "pld accounting is proven only for covariance-only releases (σ = inf, gp-noise 0)",
+    );
+    fails_with(
+        &base(&["--ridge", "1", "--scale", "inf", "--gp-noise", "0.5", "--delta", "0.05", "--conversion", "pld"]),
+        "covariance-only",
+    );
+    let t = tempfile::tempdir().unwrap();
+    let ledger = t.path().join("l.sqlite");
+    let ledger = ledger.to_str().unwrap();
+    fails_with(
+        &[
+            "ledger",
+            "init",
+            "--ledger",
+            ledger,
+            "--dataset",
+            "d",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--conversion",
+            "pld",
+        ],
+        "a ledger budget cannot use --conversion pld",
+    );
+    assert!(!t.path().join("l.sqlite").exists(), "the refused init must not create the ledger");
+    let data = t.path().join("d.csv");
+    std::fs::write(&data, "x,y\n0.1,0.5\n0.6,0.9\n").unwrap();
+    let out_dir = t.path().join("out");
+    fails_with(
+        &[
+            "release",
+            "--data",
+            data.to_str().unwrap(),
+            "--x",
+            "x",
+            "--y",
+            "y",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "1",
+            "--domain",
+            "interval:0,1",
+            "--ridge",
+            "1",
+            "--scale",
+            "1",
+            "--delta",
+            "0.05",
+            "--grid",
+            "10",
+            "--out",
+            out_dir.to_str().unwrap(),
+            "--conversion",
+            "pld",
+            "--ledger",
+            ledger,
+            "--dataset",
+            "d",
+        ],
+        "--conversion pld cannot be used with --ledger",
+    );
+    let help = gpdp().args(["account", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("pld") && help.contains("covariance-only") && help.contains("--scale inf"), "{help}");
+}

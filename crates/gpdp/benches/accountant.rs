@@ -1,7 +1,8 @@
 //! Accountant speed: one full ε(δ) evaluation including the optimisation
 //! over α (the release's bounds precomputed, as in a sweep over δ or L), and
 //! the same including validation and V̂/Δ̂ (as in `account --batch`), for the
-//! tight bound (the default) and the paper's.
+//! tight bound (the default) and the paper's; and the PLD accounting
+//! (`--conversion pld`) of covariance-only releases.
 //!
 //! Run: `cargo bench -p gpdp --bench accountant`
 
@@ -52,5 +53,29 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// ε(δ) by the PLD accountant (σ = ∞): the Figure 3 setting with L = 1, 3,
+/// 10, and the 2-D covariance-only case above.
+fn bench_pld(c: &mut Criterion) {
+    let fig3 =
+        ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 10, 1.0, f64::INFINITY);
+    let release = fig3.check().unwrap();
+    for l in [1, 3, 10] {
+        for delta in [0.05, 1e-5] {
+            let draws = Draws::new(l).unwrap();
+            c.bench_function(&format!("pld/fig3_exp1d_n10_sigma_inf_L{l}/delta{delta:e}"), |b| {
+                b.iter(|| {
+                    black_box(&release).epsilon(black_box(draws), black_box(delta), Conversion::Pld).unwrap().epsilon
+                })
+            });
+        }
+    }
+    for (name, base, draws, delta) in cases().into_iter().filter(|c| c.1.scale.is_infinite()) {
+        let release = base.check().unwrap();
+        c.bench_function(&format!("pld/{name}"), |b| {
+            b.iter(|| black_box(&release).epsilon(black_box(draws), black_box(delta), Conversion::Pld).unwrap().epsilon)
+        });
+    }
+}
+
+criterion_group!(benches, bench, bench_pld);
 criterion_main!(benches);

@@ -222,13 +222,19 @@ impl Ledger {
         &self.path
     }
 
-    /// Declares the budget (ε, δ) of `dataset`; refused if it already has one.
+    /// Declares the budget (ε, δ) of `dataset`; refused if it already has
+    /// one, and for [`Conversion::Pld`] (not an RDP conversion).
     pub fn init(&mut self, dataset: &str, epsilon: f64, delta: f64, conversion: Conversion) -> Result<Budget> {
         if dataset.trim().is_empty() {
             return Err(Error::Setting { name: "dataset", value: dataset.into(), reason: "needs a name".into() });
         }
         crate::error::positive("budget ε", epsilon)?;
         crate::error::unit_open("budget δ", delta)?;
+        if conversion == Conversion::Pld {
+            return Err(Error::Unsupported(
+                "a ledger budget cannot use --conversion pld: the ledger composes the RDP curves of its releases and converts once (improved or paper); PLD accounting does not compose with them".into(),
+            ));
+        }
         let path = self.path.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
         let exists: Option<f64> = tx

@@ -37,7 +37,9 @@ pub struct InitArgs {
     /// The budget's δ.
     #[arg(long, value_name = "δ", value_parser = parse_f64)]
     pub delta: f64,
-    /// RDP → (ε, δ) conversion used to compare the composed guarantee with the budget.
+    /// RDP → (ε, δ) conversion used to compare the composed guarantee with
+    /// the budget: improved or paper (pld is refused: the ledger composes RDP
+    /// curves).
     #[arg(long, value_name = "CONV", default_value = "improved")]
     pub conversion: Conversion,
     /// The ledger file (SQLite; created if missing). Keep it with the
@@ -64,6 +66,12 @@ pub struct ShowArgs {
 pub fn run(cmd: LedgerCmd) -> Result<()> {
     match cmd {
         LedgerCmd::Init(a) => {
+            if a.conversion == Conversion::Pld {
+                // Refused before the ledger file is created (the library refuses too).
+                anyhow::bail!(
+                    "a ledger budget cannot use --conversion pld: the ledger composes the RDP curves of its releases and converts once (improved or paper); PLD accounting does not compose with them"
+                );
+            }
             let mut l = Ledger::open(&a.ledger)?;
             let b = l.init(&a.dataset, a.epsilon, a.delta, a.conversion)?;
             println!(

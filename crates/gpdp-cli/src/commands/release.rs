@@ -462,6 +462,11 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         apply_plan(&mut a, &plan)?;
     }
     a.check_required()?;
+    if a.ledger.is_some() && a.model.conversion == Some(gpdp::Conversion::Pld) {
+        bail!(
+            "--conversion pld cannot be used with --ledger: the ledger composes the RDP curves of its releases with the budget's RDP conversion (improved or paper), and a PLD statement does not mix with them; drop --conversion pld (pld accounting is proven only for covariance-only releases, σ = inf, anyway)"
+        );
+    }
     let (Some(data_path), Some(out)) = (&a.data, &a.out) else { bail!("missing --data or --out") };
     let name = data_path.display().to_string();
     check_out_dir(out, a.force)?;

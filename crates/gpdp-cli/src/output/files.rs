@@ -9,7 +9,6 @@
 //! `.NAME.tmp-PID` (a file being written), `.NAME.lock` (held while NAME is
 //! written; contains the PID).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -96,11 +95,27 @@ struct Lock {
 impl Lock {
     fn acquire(dir: &Path, name: &str, shown: &Path) -> Result<Lock> {
         let path = dir.join(format!(".{name}.lock"));
+        // The lock appears with its holder's PID already in it: written to a
+        // private file first, then hard-linked into place (the link fails if
+        // the lock exists). Creating it empty and writing the PID afterwards
+        // let a concurrent run read an empty lock, take it for a dead one's
+        // and take it over while its holder was still writing.
+        let mine = dir.join(format!(".{name}.lock.{}", std::process::id()));
+        register(&mine);
+        let result = std::fs::write(&mine, std::process::id().to_string())
+            .with_context(|| format!("cannot create {}", mine.display()))
+            .and_then(|()| Self::link(&mine, &path, shown));
+        let _ = std::fs::remove_file(&mine);
+        unregister(&mine);
+        result
+    }
+
+    fn link(mine: &Path, path: &Path, shown: &Path) -> Result<Lock> {
+        let path = path.to_path_buf();
         for _ in 0..2 {
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(mut f) => {
+            match std::fs::hard_link(mine, &path) {
+                Ok(()) => {
                     register(&path);
-                    let _ = write!(f, "{}", std::process::id());
                     return Ok(Lock { path });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {

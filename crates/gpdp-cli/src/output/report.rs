@@ -59,6 +59,9 @@ pub fn report_text(r: &PrivacyReport) -> String {
             match c.bound {
                 gpdp::BoundChoice::Tight => "tight (docs/proofs/tight-accountant.md)",
                 gpdp::BoundChoice::Paper => "paper (Theorem 3.1 / Prop. 2 and the paper's lemmas)",
+                gpdp::BoundChoice::Joint => {
+                    "joint (the tight bound, or the certified joint supremum where smaller: docs/proofs/joint-accountant.md)"
+                }
             }
         );
         let _ = writeln!(s, "  V̂_n           {}   {}", num6(c.variance_bound), c.variance_bound_source);
@@ -90,20 +93,48 @@ pub fn report_text(r: &PrivacyReport) -> String {
     let conv = match r.conversion {
         gpdp::Conversion::Paper => "paper (Mironov 2017)",
         gpdp::Conversion::Improved => "improved (Canonne–Kamath–Steinke 2020 / Balle et al. 2020)",
+        gpdp::Conversion::Pld => {
+            "pld: exact privacy-loss distribution of the dominating pair (docs/proofs/pld-covariance-only.md); the order/RDP lines above are the improved RDP conversion's, for comparison"
+        }
     };
     let _ = writeln!(s, "  conversion    {conv}");
+    if let Some(p) = &r.pld {
+        pld_text(&mut s, p);
+    }
     if r.epsilon_clamped_at_zero {
         let _ = writeln!(
             s,
             "  note          the conversion is negative here; ε = 0 is reported (a valid (0, δ) statement)"
         );
     }
-    if r.delta >= 1.0 {
+    if r.delta >= 1.0 && r.pld.is_none() {
         let _ = writeln!(s, "  note          δ = 1: no order α > 1 is admissible; the statement is vacuous");
     }
     let delta = if r.delta >= 1e-3 { format!("{}", r.delta) } else { format!("{:e}", r.delta) };
     let _ = write!(s, "⇒ ({}, {delta})-differentially private", num6(r.epsilon));
     s
+}
+
+/// The PLD lines of a report: the discretisation, what was added to δ, and
+/// the RDP value it replaces.
+fn pld_text(s: &mut String, p: &gpdp::privacy::pld::PldReport) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        s,
+        "  PLD grid      h = {:.3e}, {} points, FFT length {}, tilt θ = {:.4}",
+        p.grid_width, p.support_points, p.fft_len, p.tilt
+    );
+    let _ = writeln!(
+        s,
+        "  PLD δ terms   +∞ mass {:.2e} (counted in δ), {:.2e} moved up to the lower cut-off, float slack {:.2e}; certified δ = {:.6e}",
+        p.infinity_mass, p.lower_truncation_mass, p.float_slack, p.delta_bound
+    );
+    if let Some(e) = p.rdp_epsilon {
+        let _ = writeln!(s, "  RDP instead   ε = {} (improved conversion)", num6(e));
+    }
+    if let Some(d) = p.rdp_delta {
+        let _ = writeln!(s, "  RDP instead   δ = {d:.6e} (improved conversion)");
+    }
 }
 
 /// An order α: six decimals, or `1 + (α − 1)` when α is within 10⁻⁴ of 1

@@ -78,7 +78,7 @@ impl StudyAccounting {
         p.bound = self.bound;
         p.sensitivity = match self.bound {
             BoundChoice::Paper => SensitivityChoice::Lemma(lemma),
-            BoundChoice::Tight => SensitivityChoice::Auto,
+            BoundChoice::Tight | BoundChoice::Joint => SensitivityChoice::Auto,
         };
         Ok(p)
     }

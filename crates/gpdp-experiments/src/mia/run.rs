@@ -29,7 +29,7 @@ pub fn release_privacy(cfg: &MiaConfig) -> Result<PrivacyReport> {
     p.bound = cfg.bound;
     p.sensitivity = match cfg.bound {
         gpdp::BoundChoice::Paper => SensitivityChoice::Lemma(Lemma::B7),
-        gpdp::BoundChoice::Tight => SensitivityChoice::Auto,
+        gpdp::BoundChoice::Tight | gpdp::BoundChoice::Joint => SensitivityChoice::Auto,
     };
     Ok(p.check()?.epsilon(cfg.draws, cfg.delta, cfg.conversion)?)
 }

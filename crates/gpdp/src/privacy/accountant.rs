@@ -102,6 +102,23 @@ impl ReleaseParams {
         let paper = RdpBound::new(v, delta_n, self.ridge, self.scale, self.gp_noise)?;
         Ok(match self.bound {
             BoundChoice::Paper => paper,
+            BoundChoice::Joint => {
+                let tight = ReleaseParams { bound: BoundChoice::Tight, ..self.clone() }.rdp_bound(v, delta_n)?;
+                if self.gp_noise != 0.0 || !self.scale.is_finite() {
+                    tight
+                } else {
+                    let lemma_b6 = self.kernel.kind() == KernelKind::Exponential && self.domain.dim() == 1;
+                    let problem = crate::privacy::joint::JointProblem::new(
+                        self.n,
+                        self.ridge,
+                        self.scale,
+                        self.response_bound,
+                        v,
+                        lemma_b6,
+                    )?;
+                    tight.with_joint(problem)?
+                }
+            }
             BoundChoice::Tight => {
                 let b = paper.with_covariance(CovarianceTerm::Signed);
                 let lemma_b6 = self.kernel.kind() == KernelKind::Exponential && self.domain.dim() == 1;
@@ -211,21 +228,38 @@ impl Accountant {
         Ok(())
     }
 
-    /// ε(δ) of everything composed so far, at the optimal order.
+    /// ε(δ) of everything composed so far, at the optimal order; with
+    /// [`Conversion::Pld`], by the PLD accountant ([`super::pld`]; σ = ∞ and
+    /// η = 0 for every release, else [`Error::Unsupported`]).
     pub fn epsilon(&self, delta: f64, conv: Conversion) -> Result<PrivacyReport> {
         self.check_nonempty()?;
+        if conv == Conversion::Pld {
+            return self.pld_epsilon(delta); // privacy/pld.rs
+        }
         let e = epsilon_for_delta(self, delta, conv)?;
         Ok(self.report(e.epsilon, delta, e.alpha, e.rdp, conv, e.clamped))
     }
 
-    /// δ(ε) of everything composed so far, at the optimal order.
+    /// δ(ε) of everything composed so far, at the optimal order; with
+    /// [`Conversion::Pld`], by the PLD accountant ([`super::pld`]).
     pub fn delta(&self, epsilon: f64, conv: Conversion) -> Result<PrivacyReport> {
         self.check_nonempty()?;
+        if conv == Conversion::Pld {
+            return self.pld_delta(epsilon); // privacy/pld.rs
+        }
         let d = delta_for_epsilon(self, epsilon, conv)?;
         Ok(self.report(epsilon, d.delta, d.alpha, d.rdp, conv, false))
     }
 
-    fn report(&self, epsilon: f64, delta: f64, alpha: f64, rdp: f64, conv: Conversion, clamped: bool) -> PrivacyReport {
+    pub(crate) fn report(
+        &self,
+        epsilon: f64,
+        delta: f64,
+        alpha: f64,
+        rdp: f64,
+        conv: Conversion,
+        clamped: bool,
+    ) -> PrivacyReport {
         let am1 = alpha - 1.0;
         let components = self
             .events
@@ -276,6 +310,7 @@ impl Accountant {
             rdp,
             conversion: conv,
             epsilon_clamped_at_zero: clamped,
+            pld: None,
             components,
         }
     }
@@ -296,6 +331,26 @@ impl RdpCurve for Accountant {
             err += c * t.err;
         }
         Some((total, err + ROUNDING_SLACK * total.abs()))
+    }
+
+    fn rdp_lower(&self, am1: f64) -> Option<f64> {
+        let mut total = 0.0;
+        for (rel, count) in &self.events {
+            total += count.as_f64() * rel.bound.terms_lower(am1)?;
+        }
+        Some(total)
+    }
+
+    fn orders(&self) -> Vec<f64> {
+        let mut g: Vec<f64> = self
+            .events
+            .iter()
+            .filter_map(|(r, _)| r.bound.joint())
+            .flat_map(|p| crate::privacy::joint::order_grid(p.am1_max()).to_vec())
+            .collect();
+        g.sort_by(f64::total_cmp);
+        g.dedup();
+        g
     }
 }
 

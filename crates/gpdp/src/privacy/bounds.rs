@@ -479,12 +479,12 @@ fn coupled_lower(i: &SensitivityInputs) -> f64 {
 /// hypotheses checked).
 fn candidates(choice: SensitivityChoice, bound: BoundChoice, kernel: &Kernel, domain: &Domain) -> Result<Vec<Lemma>> {
     let generic: &[Lemma] = match bound {
-        BoundChoice::Tight => &[Lemma::B1, Lemma::Coupled, Lemma::Operator],
+        BoundChoice::Tight | BoundChoice::Joint => &[Lemma::B1, Lemma::Coupled, Lemma::Operator],
         BoundChoice::Paper => &[Lemma::B1],
     };
     Ok(match choice {
         SensitivityChoice::Lemma(Lemma::B1) => generic.to_vec(),
-        SensitivityChoice::Lemma(Lemma::B8) if bound == BoundChoice::Tight => vec![Lemma::B8Tight],
+        SensitivityChoice::Lemma(Lemma::B8) if bound != BoundChoice::Paper => vec![Lemma::B8Tight],
         SensitivityChoice::Lemma(lemma) => {
             check_lemma(lemma, kernel, domain)?;
             vec![lemma]

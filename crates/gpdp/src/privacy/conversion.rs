@@ -43,14 +43,20 @@ pub enum Conversion {
     /// Canonne–Kamath–Steinke (2020) / Balle et al. (2020): tighter.
     #[default]
     Improved,
+    /// Not an RDP conversion: exact privacy-loss-distribution accounting of
+    /// the dominating pair, for covariance-only releases only (σ = ∞, η = 0;
+    /// [`super::pld`], docs/proofs/pld-covariance-only.md). The functions of
+    /// this module refuse it; [`super::Accountant`] dispatches it.
+    Pld,
 }
 
 impl Conversion {
-    /// "paper" or "improved".
+    /// "paper", "improved" or "pld".
     pub fn name(self) -> &'static str {
         match self {
             Conversion::Paper => "paper",
             Conversion::Improved => "improved",
+            Conversion::Pld => "pld",
         }
     }
 }
@@ -67,10 +73,11 @@ impl FromStr for Conversion {
         match s.trim().to_ascii_lowercase().as_str() {
             "paper" | "mironov" => Ok(Conversion::Paper),
             "improved" | "cks" | "balle" => Ok(Conversion::Improved),
+            "pld" => Ok(Conversion::Pld),
             _ => Err(Error::InvalidParameter {
                 name: "conversion",
                 value: s.to_string(),
-                requirement: "'improved' or 'paper'",
+                requirement: "'improved', 'paper' or 'pld'",
             }),
         }
     }
@@ -84,7 +91,8 @@ fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> (f64, f64) 
             let c = -log_delta / am1;
             (r + c, ROUNDING_SLACK * c.abs())
         }
-        Conversion::Improved => {
+        // Pld never gets here: the public functions refuse it.
+        Conversion::Improved | Conversion::Pld => {
             let a = (am1 / (1.0 + am1)).ln();
             let b = (log_delta + log_alpha) / am1;
             (r + a - b, ROUNDING_SLACK * (a.abs() + (log_delta.abs() + log_alpha) / am1 + 1.0))
@@ -96,7 +104,8 @@ fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> (f64, f64) 
 fn log_delta_at(conv: Conversion, r: f64, am1: f64, eps: f64) -> (f64, f64) {
     match conv {
         Conversion::Paper => (am1 * (r - eps), ROUNDING_SLACK * am1 * (r.abs() + eps)),
-        Conversion::Improved => {
+        // Pld never gets here: the public functions refuse it.
+        Conversion::Improved | Conversion::Pld => {
             let log_alpha = am1.ln_1p();
             let a = (am1 / (1.0 + am1)).ln();
             let v = am1 * (r - eps + a) - log_alpha;
@@ -130,6 +139,19 @@ fn am1_of(t: f64, am1_max: f64) -> f64 {
 /// Minimises `f(am1)` over the admissible orders; returns the minimising
 /// α − 1 and the minimum (+∞ when `f` is infinite everywhere). `f` returns
 /// +∞ (or NaN) outside the admissible range.
+/// [`minimise_over_order`], also trying each of `extra` (orders α − 1 where
+/// a piecewise curve takes its values; [`RdpCurve::orders`]).
+pub(crate) fn minimise_over_orders(am1_max: f64, extra: &[f64], f: impl Fn(f64) -> f64) -> (f64, f64) {
+    let (mut am1, mut best) = minimise_over_order(am1_max, &f);
+    for &a in extra {
+        let v = f(a);
+        if v < best {
+            (am1, best) = (a, v);
+        }
+    }
+    (am1, best)
+}
+
 pub(crate) fn minimise_over_order(am1_max: f64, f: impl Fn(f64) -> f64) -> (f64, f64) {
     let g = |t: f64| {
         let v = f(am1_of(t, am1_max));
@@ -247,6 +269,16 @@ fn snap<C: RdpCurve + ?Sized>(curve: &C, am1: f64) -> Option<(f64, f64, (f64, f6
     None
 }
 
+/// [`Conversion::Pld`] converts no RDP curve.
+fn refuse_pld(conv: Conversion) -> Result<()> {
+    if conv == Conversion::Pld {
+        return Err(Error::Unsupported(
+            "pld is not an RDP conversion: it accounts composed releases directly (Accountant::epsilon/delta)".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// The result of an ε(δ) evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct EpsilonAt {
@@ -263,13 +295,39 @@ pub struct EpsilonAt {
 /// ε(δ) = min over admissible α of the conversion (see the module docs).
 pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conversion) -> Result<EpsilonAt> {
     unit_open("δ", delta)?;
+    refuse_pld(conv)?;
     let log_delta = delta.ln();
     let am1_max = curve.am1_max();
     let obj = |am1: f64| match curve.rdp(am1) {
         Some((r, _)) => epsilon_at(conv, r, am1, log_delta).0,
         None => f64::INFINITY,
     };
-    let (am1, best) = minimise_over_order(am1_max, obj);
+    let orders = curve.orders();
+    let (am1, best) = if orders.is_empty() {
+        minimise_over_order(am1_max, obj)
+    } else {
+        // A curve certified on a grid of orders (constant up to each one):
+        // with α < 1/δ the conversion falls in α at a fixed R, so the
+        // minimum is at a grid order. Certify the orders in the order of
+        // their lower estimates and stop when no estimate can beat the
+        // best certified ε (every value taken is certified).
+        let mut est: Vec<(f64, f64)> = orders
+            .iter()
+            .filter_map(|&a| curve.rdp_lower(a).map(|r| (epsilon_at(conv, r, a, log_delta).0, a)))
+            .collect();
+        est.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let mut best = (f64::NAN, f64::INFINITY);
+        for (lower, a) in est {
+            if lower >= best.1 {
+                break;
+            }
+            let v = obj(a);
+            if v < best.1 {
+                best = (a, v);
+            }
+        }
+        best
+    };
     if !best.is_finite() {
         return Err(Error::Vacuous(format!(
             "no admissible order α gives a finite ε (α_max − 1 = {am1_max:e}; the RDP terms overflow); increase the ridge r or the scale σ"
@@ -312,6 +370,7 @@ pub const MAX_EPSILON: f64 = 1e100;
 /// order α > 1 is admissible in double precision, the only valid statement
 /// is the vacuous δ = 1 (reported with α = 1 and R = ∞).
 pub fn delta_for_epsilon<C: RdpCurve + ?Sized>(curve: &C, epsilon: f64, conv: Conversion) -> Result<DeltaAt> {
+    refuse_pld(conv)?;
     if !(epsilon.is_finite() && (0.0..=MAX_EPSILON).contains(&epsilon)) {
         return Err(Error::InvalidParameter {
             name: "ε",
@@ -323,7 +382,7 @@ pub fn delta_for_epsilon<C: RdpCurve + ?Sized>(curve: &C, epsilon: f64, conv: Co
         Some((r, _)) => log_delta_at(conv, r, am1, epsilon).0,
         None => f64::INFINITY,
     };
-    let (am1, best) = minimise_over_order(curve.am1_max(), obj);
+    let (am1, best) = minimise_over_orders(curve.am1_max(), &curve.orders(), obj);
     let snapped = if best.is_finite() { snap(curve, am1) } else { None };
     let Some((alpha, am1, (r, r_err))) = snapped else {
         return Ok(DeltaAt { delta: 1.0, alpha: 1.0, rdp: f64::INFINITY });

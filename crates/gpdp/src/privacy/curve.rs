@@ -10,4 +10,17 @@ pub trait RdpCurve {
     /// R(α) at α = 1 + am1 and an absolute error bound, or `None` when α is
     /// not admissible.
     fn rdp(&self, am1: f64) -> Option<(f64, f64)>;
+
+    /// Orders α − 1 at which the curve is defined piecewise (a curve
+    /// certified on a grid, constant up to each grid order): the conversion
+    /// also tries each of them. Empty by default.
+    fn orders(&self) -> Vec<f64> {
+        Vec::new()
+    }
+
+    /// A cheap value ≤ R(α) (up to rounding) used only to decide which
+    /// orders to certify; by default R(α) itself.
+    fn rdp_lower(&self, am1: f64) -> Option<f64> {
+        self.rdp(am1).map(|r| r.0)
+    }
 }

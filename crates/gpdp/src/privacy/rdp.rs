@@ -51,6 +51,10 @@ pub enum BoundChoice {
     /// The paper's Theorem 3.1 / Proposition 2 with its Lemmas B.1–B.8 as
     /// stated (the values gpdp reported before the tight bound).
     Paper,
+    /// The tight bound and, for a finite σ without GP noise, at each order
+    /// the certified supremum of the exact two-point divergence over the
+    /// proven region, whichever is smaller (docs/proofs/joint-accountant.md).
+    Joint,
 }
 
 impl BoundChoice {
@@ -59,6 +63,7 @@ impl BoundChoice {
         match self {
             BoundChoice::Tight => "tight",
             BoundChoice::Paper => "paper",
+            BoundChoice::Joint => "joint",
         }
     }
 }
@@ -75,7 +80,12 @@ impl FromStr for BoundChoice {
         match s.trim().to_ascii_lowercase().as_str() {
             "tight" => Ok(BoundChoice::Tight),
             "paper" => Ok(BoundChoice::Paper),
-            _ => Err(Error::InvalidParameter { name: "bound", value: s.to_string(), requirement: "tight or paper" }),
+            "joint" => Ok(BoundChoice::Joint),
+            _ => Err(Error::InvalidParameter {
+                name: "bound",
+                value: s.to_string(),
+                requirement: "tight, joint or paper",
+            }),
         }
     }
 }
@@ -230,6 +240,9 @@ pub struct RdpBound {
     /// With η > 0: M_Y of the bounded-mean bound of the same release
     /// without GP noise, which also holds (post-processing).
     zero_noise_twin: Option<f64>,
+    /// The joint two-point problem (η = 0, finite σ): at each order the
+    /// smaller of this bound and its certified supremum is used.
+    joint: Option<super::joint::JointProblem>,
 }
 
 /// The two terms of the single-draw bound at one order α.
@@ -286,6 +299,7 @@ impl RdpBound {
             covariance: CovarianceTerm::TwoPsi,
             mean: MeanTerm::Loewner,
             zero_noise_twin: None,
+            joint: None,
         })
     }
 
@@ -338,6 +352,24 @@ impl RdpBound {
         }
         self.mean = term;
         Ok(self)
+    }
+
+    /// The same bound, with the certified joint supremum of `problem` taken
+    /// at each order where it is smaller (docs/proofs/joint-accountant.md).
+    /// Needs η = 0 and a finite σ.
+    pub fn with_joint(mut self, problem: super::joint::JointProblem) -> Result<Self> {
+        if self.gp_noise != 0.0 || self.inv_scale2 == 0.0 {
+            return Err(Error::Unsupported(
+                "the joint bound holds for a finite scale σ without GP noise (η = 0)".into(),
+            ));
+        }
+        self.joint = Some(problem);
+        Ok(self)
+    }
+
+    /// The joint problem, if the joint supremum is in use.
+    pub fn joint(&self) -> Option<&super::joint::JointProblem> {
+        self.joint.as_ref()
     }
 
     /// The covariance term used.
@@ -411,7 +443,33 @@ impl RdpBound {
         }
         let cond = 1.0 + (self.d0 + am1 * self.v) / (self.d0 - am1 * self.v).max(f64::MIN_POSITIVE);
         let err = cov_err + ROUNDING_SLACK * mean * cond;
+        if let Some(problem) = &self.joint {
+            // A certified upper bound (outward rounding): no further slack.
+            if let Some(j) = super::joint::joint_rdp(problem, am1) {
+                if j < covariance + mean + err {
+                    return Some(RdpTerms {
+                        covariance,
+                        mean: (j - covariance).max(0.0),
+                        err: 0.0,
+                        without_gp_noise: false,
+                    });
+                }
+            }
+        }
         Some(RdpTerms { covariance, mean, err, without_gp_noise: false })
+    }
+
+    /// A cheap value ≤ `terms(am1).total()` (up to rounding): with the joint
+    /// bound, the smaller of the closed-form total and the joint problem's
+    /// largest value at a grid of points (not certified); otherwise the total.
+    pub fn terms_lower(&self, am1: f64) -> Option<f64> {
+        let Some(problem) = &self.joint else { return self.terms(am1).map(|t| t.total()) };
+        let closed = self.with_no_joint().terms(am1)?.total();
+        Some(super::joint::joint_rdp_estimate(problem, am1).map_or(closed, |e| e.min(closed)))
+    }
+
+    fn with_no_joint(&self) -> RdpBound {
+        RdpBound { joint: None, ..*self }
     }
 
     /// ε_α (the sum of the two terms) at α = 1 + am1; +∞ when not admissible.

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::model::draws::Draws;
 use crate::privacy::bounds::Lemma;
 use crate::privacy::conversion::Conversion;
+use crate::privacy::pld::PldReport;
 use crate::privacy::published::SensitivityConstants;
 use crate::privacy::rdp::BoundChoice;
 
@@ -95,6 +96,12 @@ pub struct PrivacyReport {
     pub conversion: Conversion,
     /// True when the conversion was negative and ε = 0 is reported.
     pub epsilon_clamped_at_zero: bool,
+    /// With `conversion = pld`: ε (or δ) comes from the PLD accountant, and
+    /// this says how (grid, truncation, floating-point slack; the improved
+    /// RDP conversion's value for comparison). `alpha`, `rdp` and the
+    /// components' terms are then those of the improved RDP conversion, for
+    /// comparison only. `None` (null) for the RDP conversions.
+    pub pld: Option<PldReport>,
     /// The composed releases, in the order they were composed.
     pub components: Vec<ComponentReport>,
 }
@@ -116,9 +123,10 @@ impl PrivacyReport {
     /// With one component its fields keep their names (`kernel`, `tau`, …)
     /// unless a top-level field has the same name (`alpha_max` becomes
     /// `component_alpha_max`); with several they are prefixed
-    /// `component<i>_` (1-based). Every field of the schema appears exactly
-    /// once and no name twice; non-finite numbers are the strings
-    /// "inf"/"-inf", an absent κ is null.
+    /// `component<i>_` (1-based). The PLD details are columns `pld_<field>`
+    /// (null without PLD, so every report has the same columns). Every field
+    /// of the schema appears exactly once and no name twice; non-finite
+    /// numbers are the strings "inf"/"-inf", an absent κ is null.
     pub fn flat_fields(&self) -> Vec<(String, Value)> {
         let v = serde_json::to_value(self).expect("a privacy report serialises");
         let Value::Object(top) = v else { unreachable!("a struct serialises to an object") };
@@ -129,6 +137,13 @@ impl PrivacyReport {
                 if let Value::Array(a) = v {
                     components = a;
                 }
+            } else if k == "pld" {
+                // Always the same columns (`pld_<field>`), null when not used.
+                let fields: Vec<(String, Value)> = match v {
+                    Value::Object(o) => o.into_iter().collect(),
+                    _ => crate::privacy::pld::report_field_names().into_iter().map(|f| (f, Value::Null)).collect(),
+                };
+                out.extend(fields.into_iter().map(|(f, v)| (format!("pld_{f}"), v)));
             } else {
                 out.push((k, v));
             }

@@ -1,0 +1,569 @@
+//! The joint accountant (`--bound joint`): at each order α, a certified
+//! upper bound on the supremum of the *exact* two-point Rényi divergence
+//! over every neighbouring pair allowed by proven constraints
+//! (docs/proofs/joint-accountant.md).
+//!
+//! After whitening by the common-core posterior covariance, one released
+//! path (η = 0, finite σ) is, on any finite test set, the pair
+//!
+//! ```text
+//! P = N(A·a, I − s·aaᵀ),  Q = N(B·b, I − s'·bbᵀ),  |a| = |b| = 1, a·b = ρ,
+//! A = e·√(s(1−s))/(rσ),   B = e'·√(s'(1−s'))/(rσ),
+//! ```
+//!
+//! with s = v/(v+r²), s' = v'/(v'+r²) ∈ [0, S], S = V/(V+r²), and the
+//! residuals e = y − μ₋(x), e' = y' − μ₋(x') (§1–2 of the proof). Its
+//! divergence has the closed form [`two_point_divergence`] (§3). The
+//! residuals lie in a polygon Π(s, s', ρ) given by |y|, |y'| ≤ M_Y, the
+//! key inequality |μ_D(x)| ≤ M_Y·√N·√(v_D(x)(1 − v_D(x)))/r for the core
+//! and for each full dataset, and — for the exponential kernel on an
+//! interval — Lemma B.6 (|μ_D| ≤ M_Y) (§4). The divergence is convex in
+//! (e, e'), so its maximum over Π is at a vertex (§5), and the problem is
+//! symmetric under ρ ↦ −ρ, so ρ ∈ [0, 1] suffices (§5). The remaining
+//! supremum over (s, s', ρ) ∈ [0, S]² × [0, 1] is bounded by interval
+//! branch and bound with outward rounding (§6, [`super::interval`]).
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::interval::{Dual, Iv, Num};
+use crate::error::{Error, Result};
+
+/// The public constants of the two-point problem of one release.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JointProblem {
+    /// Records n (the core has n − 1).
+    pub n: usize,
+    /// Ridge r > 0.
+    pub ridge: f64,
+    /// 1/σ (finite σ > 0).
+    pub inv_scale: f64,
+    /// Response bound M_Y > 0.
+    pub response_bound: f64,
+    /// S = V/(V + r²) < 1, V the proven posterior-variance bound.
+    pub s_max: f64,
+    /// Lemma B.6 (|μ_D| ≤ M_Y for every dataset) holds: the exponential
+    /// kernel on a subset of R.
+    pub bounded_mean: bool,
+}
+
+/// The exact divergence D_α(P‖Q) of the whitened two-point pair, split as
+/// (covariance part, mean part), at α = 1 + `am1` (§3):
+///
+/// ```text
+/// u = (α−1)s, w = −αs', c = 1 − ρ², det = 1 + u + w + u·w·c  (= det Σ_α),
+/// covariance = [−log det − (α−1)·log(1−s) + α·log(1−s')] / (2(α−1)),
+/// mean = (α/2)·[A²(1 + w·c) + B²(1 + u·c) − 2ρAB] / det,
+/// ```
+///
+/// +∞ for both when det ≤ 0 (Σ_α not positive definite).
+pub fn two_point_divergence(am1: f64, s: f64, sp: f64, rho: f64, a: f64, b: f64) -> (f64, f64) {
+    let alpha = 1.0 + am1;
+    let (u, w, c) = (am1 * s, -alpha * sp, 1.0 - rho * rho);
+    let det = 1.0 + u + w + u * w * c;
+    if !(det > 0.0) {
+        return (f64::INFINITY, f64::INFINITY);
+    }
+    let cov = (-det.ln() - am1 * (1.0 - s).ln() + alpha * (1.0 - sp).ln()) / (2.0 * am1);
+    let quad = (a * a * (1.0 + w * c) + b * b * (1.0 + u * c) - 2.0 * rho * a * b) / det;
+    (cov, 0.5 * alpha * quad)
+}
+
+/// The residual polygon Π(s, s', ρ) = {|e| ≤ b1, |e'| ≤ b2, |e − γe'| ≤ a5,
+/// |e' − γ'e| ≤ a6} (§4), as enclosures over a box of (s, s', ρ).
+struct Polygon<T> {
+    b1: T,
+    b2: T,
+    a5: T,
+    a6: T,
+    gamma: T,
+    gammap: T,
+}
+
+/// What the divergence at a residual pair needs, over a box (§3).
+struct Coeffs<T> {
+    alpha: T,
+    det: T,
+    cov: T,
+    ca: T,
+    cb: T,
+    wa: T,
+    ub: T,
+    rho: T,
+}
+
+/// (α/2)·dᵀΣ_α⁻¹d at residuals (e, f) (§3).
+fn objective<T: Num>(c: &Coeffs<T>, e: T, f: T) -> T {
+    let (a, b) = (e.mul(c.ca), f.mul(c.cb));
+    let quad = a.sqr().mul(c.wa).add(b.sqr().mul(c.ub)).sub(T::cst(2.0).mul(c.rho).mul(a).mul(b)).div(c.det);
+    c.alpha.mul(quad).mul(T::cst(0.5))
+}
+
+/// A line c_e·e + c_f·e' = d.
+#[derive(Clone, Copy)]
+struct Line {
+    ce: Iv,
+    cf: Iv,
+    d: Iv,
+}
+
+impl JointProblem {
+    /// Checks the constants.
+    pub fn new(
+        n: usize,
+        ridge: f64,
+        scale: f64,
+        response_bound: f64,
+        variance_bound: f64,
+        bounded_mean: bool,
+    ) -> Result<Self> {
+        crate::error::ridge(ridge)?;
+        let scale = crate::error::scale(scale)?;
+        if !scale.is_finite() {
+            return Err(Error::Unsupported("the joint bound needs a finite scale σ (σ = inf has no mean term)".into()));
+        }
+        crate::error::positive("response bound M_Y", response_bound)?;
+        if !(0.0..=1.0).contains(&variance_bound) || n == 0 {
+            return Err(Error::InvalidParameter {
+                name: "variance bound V",
+                value: crate::error::fmt_value(variance_bound),
+                requirement: "in [0, 1], with n ≥ 1",
+            });
+        }
+        let q = ridge * ridge;
+        Ok(JointProblem {
+            n,
+            ridge,
+            inv_scale: 1.0 / scale,
+            response_bound,
+            s_max: variance_bound / (variance_bound + q),
+            bounded_mean,
+        })
+    }
+
+    /// Admissible orders: α − 1 < 1/τ = (1 − S)/S (then Σ_α ≻ 0 on the
+    /// whole region; §3).
+    pub fn am1_max(&self) -> f64 {
+        if self.s_max == 0.0 { f64::INFINITY } else { (1.0 - self.s_max) / self.s_max }
+    }
+
+    /// M·√N·√(v(1 − v))/r, capped at M under Lemma B.6 (§4).
+    fn mean_cap<T: Num>(&self, records: usize, v: T) -> T {
+        let m = T::cst(self.response_bound);
+        let key = m.mul(T::cst(records as f64).sqrt()).mul(v.mul(T::cst(1.0).sub(v)).sqrt()).div(T::cst(self.ridge));
+        if self.bounded_mean { key.min(m) } else { key }
+    }
+
+    fn polygon<T: Num>(&self, s: T, sp: T, rho: T) -> Polygon<T> {
+        let one = T::cst(1.0);
+        let q = T::cst(self.ridge * self.ridge);
+        let m = T::cst(self.response_bound);
+        // v = q·s/(1 − s): the core posterior variances at x and x'.
+        let v = q.mul(s).div(one.sub(s));
+        let vp = q.mul(sp).div(one.sub(sp));
+        let k0 = self.mean_cap(self.n - 1, v);
+        let k0p = self.mean_cap(self.n - 1, vp);
+        // D' at x has variance v(1 − ρ²s'), D at x' has v'(1 − ρ²s).
+        let r2 = rho.sqr();
+        let k1 = self.mean_cap(self.n, v.mul(one.sub(r2.mul(sp))));
+        let k1p = self.mean_cap(self.n, vp.mul(one.sub(r2.mul(s))));
+        let root = v.mul(vp).sqrt();
+        let gamma = rho.mul(root).div(vp.add(q));
+        let gammap = rho.mul(root).div(v.add(q));
+        let mut b1 = m.add(k0);
+        let mut b2 = m.add(k0p);
+        if gammap.val().lo > 0.0 {
+            b1 = b1.min(k0p.add(k1p).div(gammap));
+        }
+        if gamma.val().lo > 0.0 {
+            b2 = b2.min(k0.add(k1).div(gamma));
+        }
+        Polygon { b1, b2, a5: m.add(k1), a6: m.add(k1p), gamma, gammap }
+    }
+
+    /// det Σ_α, the covariance part and the mean part's coefficients (§3).
+    fn coeffs<T: Num>(&self, am1: f64, s: T, sp: T, rho: T) -> Coeffs<T> {
+        let one = T::cst(1.0);
+        let a1 = T::cst(am1);
+        let alpha = T::cst(1.0 + am1);
+        let u = a1.mul(s);
+        let w = alpha.mul(sp).neg();
+        let c = one.sub(rho.sqr());
+        let det = one.add(u).add(w).add(u.mul(w).mul(c));
+        // The covariance part without cancellation (§3): with κ' = s'/(1−s')
+        // and y = s − κ'(1 − sρ²) − (α−1)κ's(1 − ρ²), det = (1−s')(1 + (α−1)y)
+        // and covariance = −log1p((α−1)y)/(2(α−1)) − ½log(1−s) + ½log(1−s').
+        let kp = sp.div(one.sub(sp));
+        let y = s.sub(kp.mul(one.sub(s.mul(rho.sqr())))).sub(a1.mul(kp).mul(s).mul(c));
+        let half = T::cst(0.5);
+        let cov = a1
+            .mul(y)
+            .ln_1p()
+            .neg()
+            .div(T::cst(2.0 * am1))
+            .sub(half.mul(one.sub(s).ln()))
+            .add(half.mul(one.sub(sp).ln()));
+        let inv = T::cst(self.inv_scale / self.ridge);
+        Coeffs {
+            alpha,
+            det,
+            cov,
+            ca: s.mul(one.sub(s)).sqrt().mul(inv),
+            cb: sp.mul(one.sub(sp)).sqrt().mul(inv),
+            wa: one.add(w.mul(c)),
+            ub: one.add(u.mul(c)),
+            rho,
+        }
+    }
+
+    /// H = covariance part + the mean part's maximum over the corners
+    /// (±b1, ±b2) of the box holding Π: H ≥ the divergence's maximum over
+    /// Π at every (s, s', ρ) (§5), a smooth-enough function to test for
+    /// monotonicity (§6).
+    fn corner_bound<T: Num>(&self, am1: f64, s: T, sp: T, rho: T) -> T {
+        let c = self.coeffs(am1, s, sp, rho);
+        let p = self.polygon(s, sp, rho);
+        let m = objective(&c, p.b1, p.b2).max(objective(&c, p.b1, p.b2.neg()));
+        c.cov.add(m)
+    }
+
+    /// The monotonicity test and mean-value form (§6): where ∂H/∂x_k has
+    /// one sign on the whole box, the supremum of H over the box is on the
+    /// face x_k = hi (or lo); on the reduced box, H(x) ∈ H(m) + Σ ∂_kH·(x_k − m_k).
+    /// Returns an upper bound on H over the box.
+    fn monotone_bound(&self, am1: f64, b: [(f64, f64); 3]) -> f64 {
+        let h = self.corner_bound(
+            am1,
+            Dual::var(Iv::new(b[0].0, b[0].1), 0),
+            Dual::var(Iv::new(b[1].0, b[1].1), 1),
+            Dual::var(Iv::new(b[2].0, b[2].1), 2),
+        );
+        let mut r = b;
+        let mut reduced = false;
+        for k in 0..3 {
+            if h.d[k].lo > 0.0 {
+                r[k] = (b[k].1, b[k].1);
+                reduced = true;
+            } else if h.d[k].hi < 0.0 {
+                r[k] = (b[k].0, b[k].0);
+                reduced = true;
+            }
+        }
+        // The mean-value form on the reduced box: H(x) ∈ H(m) + Σ_k ∂_kH(box)·(x_k − m_k)
+        // for x in the box (the segment from m to x stays in the box).
+        let m: Vec<f64> = r.iter().map(|&(lo, hi)| 0.5 * (lo + hi)).collect();
+        let det: Iv = self.coeffs(am1, Iv::point(m[0]), Iv::point(m[1]), Iv::point(m[2])).det;
+        if det.lo <= 0.0 {
+            return h.v.hi;
+        }
+        let mut mv: Iv = self.corner_bound(am1, Iv::point(m[0]), Iv::point(m[1]), Iv::point(m[2]));
+        for k in 0..3 {
+            mv = mv.add(h.d[k].mul(Iv::new(r[k].0, r[k].1).sub(Iv::point(m[k]))));
+        }
+        let _ = reduced;
+        mv.hi.min(h.v.hi)
+    }
+
+    /// Whether a pair's (s, s', ρ, e, e') lies in the region the bound
+    /// covers — s, s' ∈ [0, S] and (e, e') ∈ Π(s, s', |ρ|) up to the relative
+    /// tolerance `tol` (for audits against real neighbouring pairs). With
+    /// ρ < 0 the pair is mapped to ρ ↦ −ρ, e' ↦ −e' (§5).
+    pub fn covers(&self, s: f64, sp: f64, rho: f64, e: f64, ep: f64, tol: f64) -> bool {
+        let (rho, ep) = if rho < 0.0 { (-rho, -ep) } else { (rho, ep) };
+        if !(s >= 0.0
+            && sp >= 0.0
+            && s <= self.s_max * (1.0 + tol)
+            && sp <= self.s_max * (1.0 + tol)
+            && rho <= 1.0 + tol)
+        {
+            return false;
+        }
+        let (s, sp, rho) = (s.min(self.s_max), sp.min(self.s_max), rho.min(1.0));
+        let p = self.polygon(Iv::point(s), Iv::point(sp), Iv::point(rho));
+        let ok = |x: f64, b: Iv| x.abs() <= b.hi * (1.0 + tol) + tol;
+        ok(e, p.b1) && ok(ep, p.b2) && ok(e - rho_mul(p.gamma, ep), p.a5) && ok(ep - rho_mul(p.gammap, e), p.a6)
+    }
+
+    /// An upper bound on sup over the box of max over Π of the divergence
+    /// (or +∞), at α = 1 + am1.
+    fn upper(&self, am1: f64, s: Iv, sp: Iv, rho: Iv) -> f64 {
+        self.upper_or_below(am1, s, sp, rho, f64::NEG_INFINITY)
+    }
+
+    /// [`Self::upper`], but it may return any valid bound ≤ `enough` as
+    /// soon as it has one (the branch and bound discards such boxes).
+    fn upper_or_below(&self, am1: f64, s: Iv, sp: Iv, rho: Iv, enough: f64) -> f64 {
+        let one = Iv::point(1.0);
+        let c = self.coeffs(am1, s, sp, rho);
+        if c.det.lo <= 0.0 {
+            return f64::INFINITY;
+        }
+        let cov = c.cov;
+        let p = self.polygon(s, sp, rho);
+        let objective = |e: Iv, f: Iv| -> f64 { objective(&c, e, f).hi };
+        // The box corners (±b1, ±b2) bound the maximum over Π ⊂ box.
+        let corners = [(p.b1, p.b2), (p.b1, p.b2.neg())];
+        let box_bound = corners.iter().map(|&(e, f)| objective(e, f)).fold(f64::NEG_INFINITY, f64::max);
+        if cov.hi + box_bound.max(0.0) <= enough {
+            return cov.hi + box_bound.max(0.0);
+        }
+        // The vertices of Π: pairwise intersections of its 8 lines.
+        let zero = Iv::point(0.0);
+        let mut lines = Vec::with_capacity(8);
+        for sign in [1.0, -1.0] {
+            let sg = Iv::point(sign);
+            lines.push(Line { ce: one, cf: zero, d: sg.mul(p.b1) });
+            lines.push(Line { ce: zero, cf: one, d: sg.mul(p.b2) });
+            lines.push(Line { ce: one, cf: p.gamma.neg(), d: sg.mul(p.a5) });
+            lines.push(Line { ce: p.gammap.neg(), cf: one, d: sg.mul(p.a6) });
+        }
+        let feasible = |e: Iv, f: Iv| -> bool {
+            e.abs().possibly_le(p.b1)
+                && f.abs().possibly_le(p.b2)
+                && e.sub(p.gamma.mul(f)).abs().possibly_le(p.a5)
+                && f.sub(p.gammap.mul(e)).abs().possibly_le(p.a6)
+        };
+        let mut vertex_bound = f64::NEG_INFINITY;
+        // Π and the divergence are symmetric under (e, e') ↦ −(e, e'), which
+        // maps line i to line i ± 4: the vertices on a "+" line (i < 4)
+        // stand for all of them.
+        for i in 0..4 {
+            for j in 0..lines.len() {
+                if i % 4 == j % 4 || (j < 4 && j < i) {
+                    continue; // parallel (the two sides of one slab), or counted
+                }
+                let (l1, l2) = (lines[i], lines[j]);
+                let d = l1.ce.mul(l2.cf).sub(l2.ce.mul(l1.cf));
+                if d.contains_zero() {
+                    // Nearly parallel lines over this box: fall back to the box.
+                    return cov.hi + box_bound;
+                }
+                let e = l1.d.mul(l2.cf).sub(l2.d.mul(l1.cf)).div(d);
+                let f = l1.ce.mul(l2.d).sub(l2.ce.mul(l1.d)).div(d);
+                if feasible(e, f) {
+                    vertex_bound = vertex_bound.max(objective(e, f));
+                }
+            }
+        }
+        let mean = if vertex_bound.is_finite() { vertex_bound.min(box_bound) } else { box_bound };
+        cov.hi + mean.max(0.0)
+    }
+}
+
+/// γ·x at the midpoint of γ's enclosure (γ is a point here).
+fn rho_mul(g: Iv, x: f64) -> f64 {
+    0.5 * (g.lo + g.hi) * x
+}
+
+/// The result of [`certified_sup`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Certified {
+    /// A proven upper bound on the supremum.
+    pub upper: f64,
+    /// The largest value found at a point (≈ a lower bound, up to rounding).
+    pub found: f64,
+    /// Boxes evaluated.
+    pub boxes: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Cell {
+    ub: f64,
+    b: [(f64, f64); 3],
+}
+
+impl PartialEq for Cell {
+    fn eq(&self, o: &Self) -> bool {
+        self.ub.total_cmp(&o.ub).is_eq()
+    }
+}
+impl Eq for Cell {}
+impl PartialOrd for Cell {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Cell {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.ub.total_cmp(&o.ub)
+    }
+}
+
+/// Relative gap at which the branch and bound stops.
+pub const REL_GAP: f64 = 4e-3;
+/// Box budget of one supremum.
+pub const MAX_BOXES: usize = 30_000;
+
+fn iv(b: (f64, f64)) -> Iv {
+    Iv::new(b.0, b.1)
+}
+
+/// A certified upper bound on sup over (s, s', ρ) ∈ [0, S]² × [0, 1] and
+/// (e, e') ∈ Π of D_α(P‖Q), α = 1 + am1 (§6): best-first branch and bound;
+/// the returned `upper` is the largest enclosure upper bound among the
+/// boxes not yet split (and the best point value), so it is ≥ the
+/// supremum whether or not the gap REL_GAP was reached.
+pub fn certified_sup(p: &JointProblem, am1: f64) -> Certified {
+    let s = p.s_max;
+    let point = |c: [(f64, f64); 3]| {
+        let m = |b: (f64, f64)| 0.5 * (b.0 + b.1);
+        let (ms, mt, mr) = (m(c[0]), m(c[1]), m(c[2]));
+        p.upper(am1, Iv::point(ms), Iv::point(mt), Iv::point(mr))
+    };
+    let root = [(0.0, s), (0.0, s), (0.0, 1.0)];
+    let mut heap = BinaryHeap::new();
+    heap.push(Cell { ub: p.upper(am1, iv(root[0]), iv(root[1]), iv(root[2])), b: root });
+    // A good first point value: the largest at a coarse grid of points.
+    let mut found = point(root).max(grid_max(p, am1));
+    let mut boxes = 1;
+    // The largest bound of a box discarded because it was below the gap.
+    let mut pruned = f64::NEG_INFINITY;
+    let enough = |found: f64| found + REL_GAP * found.abs() + 1e-12;
+    while let Some(top) = heap.peek().copied() {
+        if top.ub <= enough(found) || boxes >= MAX_BOXES {
+            break;
+        }
+        heap.pop();
+        // Split the widest side, relative to the region's.
+        let widths = [
+            (top.b[0].1 - top.b[0].0) / s.max(1e-300),
+            (top.b[1].1 - top.b[1].0) / s.max(1e-300),
+            top.b[2].1 - top.b[2].0,
+        ];
+        let k = (0..3).max_by(|&i, &j| widths[i].total_cmp(&widths[j])).unwrap_or(0);
+        let mid = 0.5 * (top.b[k].0 + top.b[k].1);
+        for half in [(top.b[k].0, mid), (mid, top.b[k].1)] {
+            let mut b = top.b;
+            b[k] = half;
+            let mut ub = p.upper_or_below(am1, iv(b[0]), iv(b[1]), iv(b[2]), enough(found));
+            // On small boxes the mean-value form is the sharper enclosure (its
+            // excess is second order in the width); on large ones it is not
+            // worth its cost.
+            let small = (b[0].1 - b[0].0).max(b[1].1 - b[1].0) <= 0.05 * s && b[2].1 - b[2].0 <= 0.05;
+            if small && ub > enough(found) {
+                ub = ub.min(p.monotone_bound(am1, b));
+            }
+            boxes += 1;
+            if ub <= enough(found) {
+                pruned = pruned.max(ub);
+                continue;
+            }
+            found = found.max(point(b).min(ub));
+            heap.push(Cell { ub, b });
+        }
+    }
+    let top = heap.peek().map_or(f64::NEG_INFINITY, |c| c.ub);
+    Certified { upper: top.max(found).max(pruned), found, boxes }
+}
+
+fn cache() -> &'static Mutex<HashMap<[u64; 8], Certified>> {
+    static CACHE: OnceLock<Mutex<HashMap<[u64; 8], Certified>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The cache key of (problem, α, kind): kind 0 certified, 1 estimate.
+fn key_of(p: &JointProblem, am1: f64, kind: u64) -> [u64; 8] {
+    [
+        p.n as u64,
+        p.ridge.to_bits(),
+        p.inv_scale.to_bits(),
+        p.response_bound.to_bits(),
+        p.s_max.to_bits(),
+        p.bounded_mean as u64,
+        am1.to_bits(),
+        kind,
+    ]
+}
+
+/// [`certified_sup`], cached per (problem, α) for the life of the process.
+pub fn certified_sup_cached(p: &JointProblem, am1: f64) -> Certified {
+    let key = key_of(p, am1, 0);
+    if let Some(c) = cache().lock().ok().and_then(|m| m.get(&key).copied()) {
+        return c;
+    }
+    let c = certified_sup(p, am1);
+    if let Ok(mut m) = cache().lock() {
+        m.insert(key, c);
+    }
+    c
+}
+
+/// The orders at which the joint bound is certified: α − 1 on a fixed grid
+/// of (0, am1_max); between grid points the next one up is used (Rényi
+/// divergences are non-decreasing in α, so this is an upper bound; §6).
+pub fn order_grid(am1_max: f64) -> Arc<Vec<f64>> {
+    static GRIDS: OnceLock<Mutex<HashMap<u64, Arc<Vec<f64>>>>> = OnceLock::new();
+    let grids = GRIDS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(g) = grids.lock().ok().and_then(|m| m.get(&am1_max.to_bits()).cloned()) {
+        return g;
+    }
+    let g = Arc::new(make_order_grid(am1_max));
+    if let Ok(mut m) = grids.lock() {
+        m.insert(am1_max.to_bits(), g.clone());
+    }
+    g
+}
+
+fn make_order_grid(am1_max: f64) -> Vec<f64> {
+    let mut g: Vec<f64> = Vec::new();
+    if am1_max.is_finite() {
+        for j in (1..=8).rev() {
+            g.push(am1_max * 0.5f64.powi(j + 1));
+        }
+        for i in 2..=64 {
+            g.push(am1_max * (1.0 - 0.5f64.powf(i as f64 / 6.0)));
+        }
+    } else {
+        for i in -8..=24 {
+            g.push(2f64.powf(i as f64 / 2.0));
+        }
+    }
+    // Orders with (1 + g) − 1 = g exactly, so that α = 1 + g is the grid order.
+    let mut g: Vec<f64> = g.into_iter().map(|x| (1.0 + x) - 1.0).filter(|&x| x > 0.0 && x < am1_max).collect();
+    g.sort_by(f64::total_cmp);
+    g.dedup();
+    g
+}
+
+/// The certified joint RDP of one draw at α = 1 + am1 (the next grid order
+/// up), or `None` beyond the grid.
+pub fn joint_rdp(p: &JointProblem, am1: f64) -> Option<f64> {
+    let grid = order_grid(p.am1_max());
+    let g = *grid.get(grid.partition_point(|&g| g < am1))?;
+    let c = certified_sup_cached(p, g);
+    c.upper.is_finite().then_some(c.upper)
+}
+
+/// The largest divergence at a 7 × 7 × 5 grid of points (s, s', ρ).
+fn grid_max(p: &JointProblem, am1: f64) -> f64 {
+    let mut best = f64::NEG_INFINITY;
+    for i in 0..7 {
+        for j in 0..7 {
+            for k in 0..5 {
+                let (s, t, r) = (p.s_max * i as f64 / 6.0, p.s_max * j as f64 / 6.0, k as f64 / 4.0);
+                best = best.max(p.upper(am1, Iv::point(s), Iv::point(t), Iv::point(r)));
+            }
+        }
+    }
+    best
+}
+
+/// The largest divergence at a 7 × 7 × 5 grid of points (s, s', ρ) at the
+/// next grid order up from α = 1 + am1: a value ≤ the supremum (up to
+/// rounding), used only to choose which orders to certify. Cached.
+pub fn joint_rdp_estimate(p: &JointProblem, am1: f64) -> Option<f64> {
+    let grid = order_grid(p.am1_max());
+    let g = *grid.get(grid.partition_point(|&g| g < am1))?;
+    let key = key_of(p, g, 1);
+    if let Some(c) = cache().lock().ok().and_then(|m| m.get(&key).copied()) {
+        return c.found.is_finite().then_some(c.found);
+    }
+    let best = grid_max(p, g);
+    if let Ok(mut m) = cache().lock() {
+        m.insert(key, Certified { upper: f64::INFINITY, found: best, boxes: 0 });
+    }
+    best.is_finite().then_some(best)
+}
+
+#[cfg(test)]
+mod tests;
