@@ -68,30 +68,50 @@ fn box_enclosures_contain_the_point_values_inside_them() {
     let p = JointProblem::new(30, 0.6, 1.0, 1.0, 0.7, false).unwrap();
     let s = p.s_max;
     let mut rng = crate::rng::ReleaseRng::seeded(4);
-    for _ in 0..200 {
+    let mut vertex_boxes = 0;
+    for trial in 0..400 {
+        // Half the boxes small (where the mean-value forms are used).
+        let scale = if trial % 2 == 0 { 0.2 } else { 0.03 };
         let mut b = [(0.0, 0.0); 3];
         for (k, side) in b.iter_mut().enumerate() {
             let top = if k < 2 { s } else { 1.0 };
-            let (u, w) = (rng.uniform() * top, rng.uniform() * top * 0.2);
+            let (u, w) = (rng.uniform() * top, rng.uniform() * top * scale);
             *side = (u, (u + w).min(top));
         }
         let am1 = 0.8 * p.am1_max() * rng.uniform();
-        let ub = p.upper(am1, Iv::new(b[0].0, b[0].1), Iv::new(b[1].0, b[1].1), Iv::new(b[2].0, b[2].1));
+        let bx = [0, 1, 2].map(|k| Iv::new(b[k].0, b[k].1));
+        let ub = p.upper(am1, bx[0], bx[1], bx[2]);
         let mono = p.monotone_bound(am1, b);
+        // The vertex function's mean-value form, where the vertices separate.
+        let c = p.coeffs(am1, bx[0], bx[1], bx[2]);
+        let poly = p.polygon(bx[0], bx[1], bx[2]);
+        let (_, pairs) = p.vertex_bound(&c, &poly, f64::INFINITY);
+        let vmv = pairs.as_ref().map(|pairs| p.vertex_mean_value(am1, b, poly.caps, pairs));
+        vertex_boxes += usize::from(vmv.is_some());
         for _ in 0..10 {
             let pt: Vec<f64> = b.iter().map(|&(lo, hi)| lo + (hi - lo) * rng.uniform()).collect();
             let v = p.upper(am1, Iv::point(pt[0]), Iv::point(pt[1]), Iv::point(pt[2]));
             assert!(v <= ub, "point {pt:?} value {v} above its box's bound {ub} (box {b:?}, α−1 = {am1})");
-            // The corner function H dominates the divergence, and the
-            // monotone/mean-value bound dominates H on the box.
-            let h: Iv = p.corner_bound(am1, Iv::point(pt[0]), Iv::point(pt[1]), Iv::point(pt[2]));
+            // The corner function H (with the box's branches) dominates the
+            // divergence, and its monotone/mean-value bound dominates H.
+            let pv = [Iv::point(pt[0]), Iv::point(pt[1]), Iv::point(pt[2])];
+            let h: Iv = p.corner_bound_with(am1, pv[0], pv[1], pv[2], Some(poly.caps));
             assert!(
                 v <= h.hi * (1.0 + 1e-12) && h.hi <= mono * (1.0 + 1e-12),
                 "{v} ≤ {} ≤ {mono} fails at {pt:?} (box {b:?})",
                 h.hi
             );
+            if let (Some(pairs), Some(vmv)) = (&pairs, vmv) {
+                let f: Iv = p.vertex_function(am1, pv, poly.caps, pairs);
+                assert!(
+                    v <= f.hi * (1.0 + 1e-12) && f.hi <= vmv * (1.0 + 1e-12),
+                    "vertex function: {v} ≤ {} ≤ {vmv} fails at {pt:?} (box {b:?})",
+                    f.hi
+                );
+            }
         }
     }
+    assert!(vertex_boxes >= 50, "only {vertex_boxes} boxes exercised the vertex function");
 }
 
 #[test]
