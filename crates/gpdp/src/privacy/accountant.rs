@@ -341,6 +341,16 @@ impl RdpCurve for Accountant {
         Some(total)
     }
 
+    fn fingerprint(&self) -> Option<u64> {
+        use std::hash::Hasher;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for (rel, count) in &self.events {
+            rel.bound.fingerprint(&mut h);
+            h.write_u64(count.get());
+        }
+        Some(h.finish())
+    }
+
     fn orders(&self) -> Vec<f64> {
         let mut g: Vec<f64> = self
             .events

@@ -292,6 +292,13 @@ pub struct EpsilonAt {
     pub clamped: bool,
 }
 
+/// The order chosen for a curve fingerprint, δ and conversion (grid curves).
+fn chosen_orders() -> &'static std::sync::Mutex<std::collections::HashMap<[u64; 3], f64>> {
+    static CHOSEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<[u64; 3], f64>>> =
+        std::sync::OnceLock::new();
+    CHOSEN.get_or_init(|| std::sync::Mutex::new(std::collections::HashMap::new()))
+}
+
 /// ε(δ) = min over admissible α of the conversion (see the module docs).
 pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conversion) -> Result<EpsilonAt> {
     unit_open("δ", delta)?;
@@ -303,8 +310,12 @@ pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conv
         None => f64::INFINITY,
     };
     let orders = curve.orders();
+    let remembered = curve.fingerprint().map(|f| [f, delta.to_bits(), conv as u64]);
+    let chosen = remembered.and_then(|k| chosen_orders().lock().ok().and_then(|m| m.get(&k).copied()));
     let (am1, best) = if orders.is_empty() {
         minimise_over_order(am1_max, obj)
+    } else if let Some(a) = chosen {
+        (a, obj(a))
     } else {
         // A curve certified on a grid of orders (constant up to each one):
         // with α < 1/δ the conversion falls in α at a fixed R, so the
@@ -326,6 +337,11 @@ pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conv
             let v = obj(a);
             if v < best.1 {
                 best = (a, v);
+            }
+        }
+        if let (Some(k), true) = (remembered, best.1.is_finite()) {
+            if let Ok(mut m) = chosen_orders().lock() {
+                m.insert(k, best.0);
             }
         }
         best

@@ -23,4 +23,11 @@ pub trait RdpCurve {
     fn rdp_lower(&self, am1: f64) -> Option<f64> {
         self.rdp(am1).map(|r| r.0)
     }
+
+    /// A hash of everything the curve's values depend on, for curves with
+    /// [`Self::orders`]: the conversion then remembers which order it chose
+    /// (every value is still recomputed, so this only saves the search).
+    fn fingerprint(&self) -> Option<u64> {
+        None
+    }
 }

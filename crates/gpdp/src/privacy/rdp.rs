@@ -468,6 +468,34 @@ impl RdpBound {
         Some(super::joint::joint_rdp_estimate(problem, am1).map_or(closed, |e| e.min(closed)))
     }
 
+    /// Feeds every field that determines the bound's values into `h` (for
+    /// caching a conversion's choice of order; the values are recomputed).
+    pub(crate) fn fingerprint(&self, h: &mut impl std::hash::Hasher) {
+        for x in [self.v, self.delta_n, self.ridge, self.inv_scale2, self.gp_noise, self.tau, self.d0] {
+            h.write_u64(x.to_bits());
+        }
+        h.write_u8(self.covariance as u8);
+        match self.mean {
+            MeanTerm::Loewner => h.write_u8(0),
+            MeanTerm::BoundedMean { response_bound } => {
+                h.write_u8(1);
+                h.write_u64(response_bound.to_bits());
+            }
+        }
+        h.write_u64(self.zero_noise_twin.map_or(u64::MAX, f64::to_bits));
+        match &self.joint {
+            None => h.write_u8(0),
+            Some(p) => {
+                h.write_u8(1);
+                for x in [p.ridge, p.inv_scale, p.response_bound, p.s_max] {
+                    h.write_u64(x.to_bits());
+                }
+                h.write_usize(p.n);
+                h.write_u8(p.bounded_mean as u8);
+            }
+        }
+    }
+
     fn with_no_joint(&self) -> RdpBound {
         RdpBound { joint: None, ..*self }
     }

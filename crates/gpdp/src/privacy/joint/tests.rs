@@ -192,3 +192,32 @@ fn timing() {
         }
     }
 }
+
+#[test]
+#[ignore = "timing probe: cargo test --release -p gpdp --lib joint::tests::cached_path -- --ignored --nocapture"]
+fn cached_path() {
+    let rel = fig3(5.0).check().unwrap();
+    let _ = rel.epsilon(Draws::ONE, 0.05, Conversion::Improved).unwrap();
+    let n = 2000;
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        let _ = rel.epsilon(Draws::ONE, 0.05, Conversion::Improved).unwrap();
+    }
+    eprintln!("Release::epsilon cached: {:?} per call", t.elapsed() / n);
+    let b = *rel.rdp_bound();
+    let grid = order_grid(b.joint().unwrap().am1_max());
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        for &g in grid.iter() {
+            let _ = b.terms_lower(g);
+        }
+    }
+    eprintln!("71 × terms_lower: {:?}", t.elapsed() / n);
+    let jp = *b.joint().unwrap();
+    let _ = joint_rdp(&jp, grid[30]);
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+        let _ = joint_rdp(&jp, grid[30]);
+    }
+    eprintln!("joint_rdp cached: {:?}", t.elapsed() / n);
+}
