@@ -331,19 +331,10 @@ pub fn run(a: PlanArgs) -> Result<()> {
         threshold,
         ridge_floor: Some(h.ridge()),
     };
-    let mut sim_template = template.clone();
-    sim_template.release.n = proxy.len();
-    let mut utility = gpdp::plan::utility_curve(&sim_template, h, &proxy, &a.epsilons, &uopts, &spinner)
+    // The simulations run at the proxy's training size; the release entries
+    // (ridge, ε) are for `template`'s n, the private dataset's.
+    let utility = gpdp::plan::utility_curve(&template, h, &proxy, &a.epsilons, &uopts, &spinner)
         .with_context(|| format!("simulating releases on {}", proxy_path.display()))?;
-    // The release's own ridge and ε are for the private dataset's n.
-    for p in &mut utility.points {
-        let m = gpdp::plan::calibrate_with_floor(&template, p.target_epsilon, Some(h.ridge()))?;
-        let calibrated =
-            template.calibrate(gpdp::Solve::Ridge, p.target_epsilon).ok().map(|c| c.params().release.ridge);
-        p.ridge = m.params().release.ridge;
-        p.ridge_is_fitted = calibrated.is_none_or(|c| c < p.ridge);
-        p.epsilon = m.privacy().epsilon;
-    }
     spinner.finish();
     let plan = Plan {
         version: gpdp::plan::PLAN_VERSION,

@@ -192,7 +192,9 @@ fn subset(data: &Dataset, idx: &[usize]) -> Result<Dataset> {
 /// Simulates the utility of releases at each of `targets` on the proxy.
 ///
 /// `template` is the release (kernel with the fitted ℓ, σ, domain, L, δ,
-/// response range, …); its n and ridge are replaced. `hyper` gives the
+/// response range, n of the private dataset, …): the simulations replace
+/// its n by the training part's and its ridge by the calibrated one; the
+/// returned ridge and ε of each target are for its own n. `hyper` gives the
 /// proxy's reference posterior mean. Errors: a bad option; a proxy too
 /// small to split; anything the mechanism refuses (e.g. proxy records
 /// outside the domain).
@@ -238,6 +240,11 @@ pub fn utility_curve(
     let mut train_template = template.clone();
     train_template.release.n = n - held;
     train_template.draws = crate::model::draws::Draws::ONE;
+    // One simulated mechanism per target (every repetition has the same size).
+    let simulated: Vec<Mechanism> = targets
+        .iter()
+        .map(|&eps| calibrate_with_floor(&train_template, eps, opts.ridge_floor))
+        .collect::<Result<_>>()?;
     for rep in 0..opts.reps {
         let mut rng = ReleaseRng::seeded(opts.seed.wrapping_add(rep as u64));
         let (tr, te) = split(n, held, &mut rng);
@@ -250,9 +257,8 @@ pub fn utility_curve(
         let set: Vec<bool> = mean[held..].iter().map(|&v| v >= opts.threshold).collect();
         base_iou.push(crate::postprocess::metrics::iou(&set, &reference, &weights)?);
         let query = Query::Points(q);
-        for (k, &eps) in targets.iter().enumerate() {
+        for (k, (&eps, m)) in targets.iter().zip(&simulated).enumerate() {
             progress.step(&format!("simulating ε = {eps}: repetition {} of {}", rep + 1, opts.reps));
-            let m = calibrate_with_floor(&train_template, eps, opts.ridge_floor)?;
             let mut draw = ReleaseRng::seeded(
                 opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add((rep * targets.len() + k) as u64 + 1),
             );
