@@ -93,7 +93,7 @@ pub struct ReleaseArgs {
     /// finite σ without GP noise, the certified supremum of the exact
     /// two-point divergence over the proven region, whichever is smaller at
     /// each order — docs/proofs/joint-accountant.md; the tightest, and the
-    /// slowest: 20–200 ms per new query, cached) or paper (Theorem 3.1 /
+    /// slowest: 10–50 ms per new query, cached) or paper (Theorem 3.1 /
     /// Prop. 2 with the paper's lemmas, as the paper states them).
     #[arg(long, value_name = "BOUND")]
     pub bound: Option<BoundChoice>,

@@ -84,7 +84,7 @@ impl FromStr for Conversion {
 }
 
 /// ε(δ) at a given order, with an absolute error bound.
-fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> (f64, f64) {
+pub(crate) fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> (f64, f64) {
     let log_alpha = am1.ln_1p();
     match conv {
         Conversion::Paper => {

@@ -23,6 +23,7 @@
 //! supremum over (s, s', ρ) ∈ [0, S]² × [0, 1] is bounded by interval
 //! branch and bound with outward rounding (§6, [`super::interval`]).
 
+use rayon::prelude::*;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -80,6 +81,50 @@ struct Polygon<T> {
     gammap: T,
     /// Whether b1, b2 took the coupling caps.
     caps: (bool, bool),
+}
+
+/// Vertex enclosures (e, e') and the line pairs they come from.
+type Vertices = (Vec<(Iv, Iv)>, Vec<(usize, usize)>);
+
+impl Polygon<Iv> {
+    /// The enclosures of Π's vertices that may be feasible on a box, and
+    /// the line pairs they come from; `None` when two lines are nearly
+    /// parallel over the box (then only the box corners bound Π).
+    fn vertex_candidates(&self) -> Option<Vertices> {
+        let p = self;
+        let ls = lines(p);
+        let feasible = |e: Iv, f: Iv| -> bool {
+            e.abs().possibly_le(p.b1)
+                && f.abs().possibly_le(p.b2)
+                && e.sub(p.gamma.mul(f)).abs().possibly_le(p.a5)
+                && f.sub(p.gammap.mul(e)).abs().possibly_le(p.a6)
+        };
+        let (mut verts, mut kept) = (Vec::new(), Vec::new());
+        // Π and the divergence are symmetric under (e, e') ↦ −(e, e'), which
+        // maps line i to line i ± 4: the vertices on a "+" line (i < 4)
+        // stand for all of them.
+        for i in 0..4 {
+            for j in 0..8 {
+                if i % 4 == j % 4 || (j < 4 && j < i) {
+                    continue; // parallel (the two sides of one slab), or counted
+                }
+                let (e, f, d) = intersection(&ls, i, j);
+                if d.contains_zero() {
+                    return None;
+                }
+                if feasible(e, f) {
+                    verts.push((e, f));
+                    kept.push((i, j));
+                }
+            }
+        }
+        Some((verts, kept))
+    }
+
+    /// [`Self::vertex_candidates`]' vertices.
+    fn vertices(&self) -> Option<Vec<(Iv, Iv)>> {
+        self.vertex_candidates().map(|v| v.0)
+    }
 }
 
 /// What the divergence at a residual pair needs, over a box (§3).
@@ -335,9 +380,13 @@ impl JointProblem {
         let (ws, wt, wr) = (s.hi - s.lo, sp.hi - sp.lo, rho.hi - rho.lo);
         if natural > enough && ws.max(wt) <= 0.05 * self.s_max && wr <= 0.05 && (ws > 0.0 || wt > 0.0 || wr > 0.0) {
             let b = [(s.lo, s.hi), (sp.lo, sp.hi), (rho.lo, rho.hi)];
-            let mut best = natural.min(self.monotone_bound(am1, b));
-            if let Some(pairs) = pairs.filter(|_| best > enough) {
-                best = best.min(self.vertex_mean_value(am1, b, p.caps, &pairs));
+            // The vertex function's form is usually the sharper: try it first.
+            let mut best = natural;
+            if let Some(pairs) = pairs {
+                best = best.min(self.vertex_mean_value(am1, b, p.caps, &pairs, enough));
+            }
+            if best > enough {
+                best = best.min(self.monotone_bound(am1, b));
             }
             best
         } else {
@@ -349,62 +398,85 @@ impl JointProblem {
     /// corners' `box_bound` where that is smaller or the vertices are not
     /// separated; also the vertex pairs kept (None when not separated).
     fn vertex_bound(&self, c: &Coeffs<Iv>, p: &Polygon<Iv>, box_bound: f64) -> (f64, Option<Vec<(usize, usize)>>) {
-        let ls = lines(p);
-        let feasible = |e: Iv, f: Iv| -> bool {
-            e.abs().possibly_le(p.b1)
-                && f.abs().possibly_le(p.b2)
-                && e.sub(p.gamma.mul(f)).abs().possibly_le(p.a5)
-                && f.sub(p.gammap.mul(e)).abs().possibly_le(p.a6)
+        let Some((verts, kept)) = p.vertex_candidates() else {
+            return (box_bound, None);
         };
-        let mut vertex_bound = f64::NEG_INFINITY;
-        let mut kept = Vec::new();
-        // Π and the divergence are symmetric under (e, e') ↦ −(e, e'), which
-        // maps line i to line i ± 4: the vertices on a "+" line (i < 4)
-        // stand for all of them.
-        for i in 0..4 {
-            for j in 0..8 {
-                if i % 4 == j % 4 || (j < 4 && j < i) {
-                    continue; // parallel (the two sides of one slab), or counted
-                }
-                let (e, f, d) = intersection(&ls, i, j);
-                if d.contains_zero() {
-                    // Nearly parallel lines over this box: fall back to the box.
-                    return (box_bound, None);
-                }
-                if feasible(e, f) {
-                    vertex_bound = vertex_bound.max(objective(c, e, f).hi);
-                    kept.push((i, j));
-                }
-            }
-        }
+        let vertex_bound = verts.iter().map(|&(e, f)| objective(c, e, f).hi).fold(f64::NEG_INFINITY, f64::max);
         if vertex_bound.is_finite() { (vertex_bound.min(box_bound), Some(kept)) } else { (box_bound, None) }
     }
 
-    /// F = covariance part + the mean part's maximum over the vertex
-    /// candidates `pairs` (a fixed set of line pairs, kept on the whole box),
-    /// with the polygon's branches `caps`: F ≥ the divergence's maximum over
-    /// Π at every point of the box where the set was kept (§6).
-    fn vertex_function<T: Num>(&self, am1: f64, x: [T; 3], caps: (bool, bool), pairs: &[(usize, usize)]) -> T {
+    /// The functions F_i = covariance part + the mean part at vertex
+    /// candidate i (`pairs`, a fixed set of line pairs kept on the whole
+    /// box), with the polygon's branches `caps`: their maximum F ≥ the
+    /// divergence's maximum over Π at every point of the box where the set
+    /// was kept (§6).
+    fn vertex_parts<T: Num>(&self, am1: f64, x: [T; 3], caps: (bool, bool), pairs: &[(usize, usize)]) -> Vec<T> {
         let c = self.coeffs(am1, x[0], x[1], x[2]);
         let p = self.polygon_with(x[0], x[1], x[2], Some(caps));
         let ls = lines(&p);
-        let mut m: Option<T> = None;
-        for &(i, j) in pairs {
-            let (e, f, _) = intersection(&ls, i, j);
-            let o = objective(&c, e, f);
-            m = Some(match m {
-                Some(v) => v.max(o),
-                None => o,
-            });
-        }
-        c.cov.add(m.unwrap_or(T::cst(0.0)))
+        pairs
+            .iter()
+            .map(|&(i, j)| {
+                let (e, f, _) = intersection(&ls, i, j);
+                c.cov.add(objective(&c, e, f))
+            })
+            .collect()
     }
 
-    /// The monotonicity test and mean-value form applied to [`Self::vertex_function`].
-    fn vertex_mean_value(&self, am1: f64, b: [(f64, f64); 3], caps: (bool, bool), pairs: &[(usize, usize)]) -> f64 {
+    /// The vertex function F = max_i F_i at a point (0 without candidates).
+    #[cfg(test)]
+    fn vertex_function<T: Num>(&self, am1: f64, x: [T; 3], caps: (bool, bool), pairs: &[(usize, usize)]) -> T {
+        let parts = self.vertex_parts(am1, x, caps, pairs);
+        parts.into_iter().reduce(|a, b| a.max(b)).unwrap_or(T::cst(0.0))
+    }
+
+    /// An upper bound on F over the box: sup of max_i F_i = max_i sup F_i,
+    /// each sup bounded by the monotonicity test and mean-value form of F_i
+    /// (a smooth function, whose derivative enclosure is not widened by the
+    /// other candidates').
+    fn vertex_mean_value(
+        &self,
+        am1: f64,
+        b: [(f64, f64); 3],
+        caps: (bool, bool),
+        pairs: &[(usize, usize)],
+        enough: f64,
+    ) -> f64 {
         let x = [0, 1, 2].map(|k| Dual::var(Iv::new(b[k].0, b[k].1), k));
-        let h = self.vertex_function(am1, x, caps, pairs);
-        mean_value(b, h, |m| self.vertex_function(am1, m.map(Iv::point), caps, pairs).hi)
+        let parts = self.vertex_parts(am1, x, caps, pairs);
+        // Candidates in decreasing order of their natural bounds; a part
+        // whose natural bound is ≤ `enough` (or ≤ the bound so far) needs no
+        // refinement, and once one part's bound stays above `enough` the
+        // others keep their natural bounds (the box is split anyway).
+        let mut order: Vec<usize> = (0..parts.len()).collect();
+        order.sort_by(|&i, &j| parts[j].v.hi.total_cmp(&parts[i].v.hi));
+        let mut at: Vec<([f64; 3], Vec<Iv>)> = Vec::new();
+        let mut best = f64::NEG_INFINITY;
+        for (rank, &i) in order.iter().enumerate() {
+            let h = parts[i];
+            if h.v.hi <= best.max(enough) {
+                best = best.max(h.v.hi);
+                continue;
+            }
+            let v = mean_value(b, h, |m| {
+                if let Some((_, v)) = at.iter().find(|(c, _)| *c == m) {
+                    return v[i].hi;
+                }
+                let v = self.vertex_parts(am1, m.map(Iv::point), caps, pairs);
+                let r = v[i].hi;
+                at.push((m, v));
+                r
+            });
+            best = best.max(v);
+            if v > enough {
+                // The remaining parts (natural bounds ≤ this one's) are not refined.
+                if let Some(&j) = order.get(rank + 1) {
+                    best = best.max(parts[j].v.hi);
+                }
+                break;
+            }
+        }
+        best
     }
 }
 
@@ -414,7 +486,7 @@ impl JointProblem {
 /// function is largest; on the reduced box with centre m,
 /// f(x) ∈ f(m) + Σ_k ∂_kf(box)·(x_k − m_k). `at` gives an upper bound on f
 /// at a point. Returns an upper bound on f over the box.
-fn mean_value(b: [(f64, f64); 3], h: Dual, at: impl Fn([f64; 3]) -> f64) -> f64 {
+fn mean_value(b: [(f64, f64); 3], h: Dual, mut at: impl FnMut([f64; 3]) -> f64) -> f64 {
     let mut r = b;
     for k in 0..3 {
         if h.d[k].lo > 0.0 {
@@ -476,8 +548,22 @@ impl Ord for Cell {
 
 /// Relative gap at which the branch and bound stops.
 pub const REL_GAP: f64 = 4e-3;
+/// Boxes split at once (their children are bounded in parallel).
+const BATCH: usize = 32;
 /// Box budget of one supremum.
 pub const MAX_BOXES: usize = 30_000;
+
+/// The two halves of a box, split at the middle of its widest side
+/// (relative to the region's: s, s' ∈ [0, S], ρ ∈ [0, 1]).
+fn split(b: [(f64, f64); 3], s: f64) -> [[(f64, f64); 3]; 2] {
+    let widths = [(b[0].1 - b[0].0) / s.max(1e-300), (b[1].1 - b[1].0) / s.max(1e-300), b[2].1 - b[2].0];
+    let k = (0..3).max_by(|&i, &j| widths[i].total_cmp(&widths[j])).unwrap_or(0);
+    let mid = 0.5 * (b[k].0 + b[k].1);
+    let (mut lo, mut hi) = (b, b);
+    lo[k].1 = mid;
+    hi[k].0 = mid;
+    [lo, hi]
+}
 
 fn iv(b: (f64, f64)) -> Iv {
     Iv::new(b.0, b.1)
@@ -504,30 +590,41 @@ pub fn certified_sup(p: &JointProblem, am1: f64) -> Certified {
     // The largest bound of a box discarded because it was below the gap.
     let mut pruned = f64::NEG_INFINITY;
     let enough = |found: f64| found + REL_GAP * found.abs() + 1e-12;
-    while let Some(top) = heap.peek().copied() {
-        if top.ub <= enough(found) || boxes >= MAX_BOXES {
+    // Boxes are split in batches of the BATCH best, whose children are
+    // bounded in parallel; the batches (and so the result) do not depend
+    // on the number of threads.
+    loop {
+        let threshold = enough(found);
+        let mut children = Vec::with_capacity(2 * BATCH);
+        while children.len() < 2 * BATCH && boxes + children.len() < MAX_BOXES {
+            match heap.peek() {
+                Some(top) if top.ub > threshold => {
+                    let top = *top;
+                    heap.pop();
+                    children.extend(split(top.b, s));
+                }
+                _ => break,
+            }
+        }
+        if children.is_empty() {
             break;
         }
-        heap.pop();
-        // Split the widest side, relative to the region's.
-        let widths = [
-            (top.b[0].1 - top.b[0].0) / s.max(1e-300),
-            (top.b[1].1 - top.b[1].0) / s.max(1e-300),
-            top.b[2].1 - top.b[2].0,
-        ];
-        let k = (0..3).max_by(|&i, &j| widths[i].total_cmp(&widths[j])).unwrap_or(0);
-        let mid = 0.5 * (top.b[k].0 + top.b[k].1);
-        for half in [(top.b[k].0, mid), (mid, top.b[k].1)] {
-            let mut b = top.b;
-            b[k] = half;
-            let ub = p.upper_or_below(am1, iv(b[0]), iv(b[1]), iv(b[2]), enough(found));
-            boxes += 1;
-            if ub <= enough(found) {
+        let bounds: Vec<(f64, f64)> = children
+            .par_iter()
+            .map(|b| {
+                let ub = p.upper_or_below(am1, iv(b[0]), iv(b[1]), iv(b[2]), threshold);
+                let at = if ub > threshold { point(*b).min(ub) } else { f64::NEG_INFINITY };
+                (ub, at)
+            })
+            .collect();
+        boxes += children.len();
+        for (b, (ub, at)) in children.into_iter().zip(bounds) {
+            if ub <= threshold {
                 pruned = pruned.max(ub);
-                continue;
+            } else {
+                found = found.max(at);
+                heap.push(Cell { ub, b });
             }
-            found = found.max(point(b).min(ub));
-            heap.push(Cell { ub, b });
         }
     }
     let top = heap.peek().map_or(f64::NEG_INFINITY, |c| c.ub);
@@ -612,23 +709,52 @@ pub fn joint_rdp(p: &JointProblem, am1: f64) -> Option<f64> {
     c.upper.is_finite().then_some(c.upper)
 }
 
-/// The largest divergence at a 5 × 5 × 5 grid of points (s, s', ρ) and at
-/// 11 points of the edge s = s' = S, ρ ∈ [0, 0.2] (where the maximum often is).
-fn grid_max(p: &JointProblem, am1: f64) -> f64 {
-    let mut best = f64::NEG_INFINITY;
-    for k in 0..=10 {
-        let (s, r) = (Iv::point(p.s_max), Iv::point(0.02 * k as f64));
-        best = best.max(p.upper(am1, s, s, r));
-    }
+/// The points of the estimates: a 5 × 5 × 5 grid of (s, s', ρ) and 11
+/// points of the edge s = s' = S, ρ ∈ [0, 0.2] (where the maximum often is).
+fn estimate_points(s_max: f64) -> Vec<[f64; 3]> {
+    let mut pts: Vec<[f64; 3]> = (0..=10).map(|k| [s_max, s_max, 0.02 * k as f64]).collect();
     for i in 0..5 {
         for j in 0..5 {
             for k in 0..5 {
-                let (s, t, r) = (p.s_max * i as f64 / 4.0, p.s_max * j as f64 / 4.0, k as f64 / 4.0);
-                best = best.max(p.upper(am1, Iv::point(s), Iv::point(t), Iv::point(r)));
+                pts.push([s_max * i as f64 / 4.0, s_max * j as f64 / 4.0, k as f64 / 4.0]);
             }
         }
     }
+    pts
+}
+
+/// For each order α − 1 in `orders`, the largest of [`JointProblem::upper`]
+/// at the points of [`estimate_points`] (the value at a point: the
+/// divergence's maximum over Π there). The polygon and its vertices do not
+/// depend on α, so they are computed once per point.
+fn grid_maxima(p: &JointProblem, orders: &[f64]) -> Vec<f64> {
+    let mut best = vec![f64::NEG_INFINITY; orders.len()];
+    for x in estimate_points(p.s_max) {
+        let (s, sp, rho) = (Iv::point(x[0]), Iv::point(x[1]), Iv::point(x[2]));
+        let poly = p.polygon(s, sp, rho);
+        let verts = poly.vertices();
+        for (b, &am1) in best.iter_mut().zip(orders) {
+            let c = p.coeffs(am1, s, sp, rho);
+            if c.det.lo <= 0.0 {
+                *b = f64::INFINITY;
+                continue;
+            }
+            let box_bound = objective(&c, poly.b1, poly.b2).hi.max(objective(&c, poly.b1, poly.b2.neg()).hi);
+            let vb = match &verts {
+                Some(v) if !v.is_empty() => {
+                    v.iter().map(|&(e, f)| objective(&c, e, f).hi).fold(f64::NEG_INFINITY, f64::max).min(box_bound)
+                }
+                _ => box_bound,
+            };
+            *b = b.max(c.cov.hi + vb.max(0.0));
+        }
+    }
     best
+}
+
+/// The largest divergence at the points of [`estimate_points`] at one order.
+fn grid_max(p: &JointProblem, am1: f64) -> f64 {
+    grid_maxima(p, &[am1])[0]
 }
 
 /// Per-problem tables of estimates, one per grid order.
@@ -650,7 +776,7 @@ pub fn joint_rdp_estimate(p: &JointProblem, am1: f64) -> Option<f64> {
     let est = match table.lock().ok().and_then(|m| m.get(&key).cloned()) {
         Some(e) => e,
         None => {
-            let e = Arc::new(grid.iter().map(|&g| grid_max(p, g)).collect::<Vec<f64>>());
+            let e = Arc::new(grid_maxima(p, &grid));
             if let Ok(mut m) = table.lock() {
                 m.insert(key, e.clone());
             }
