@@ -596,33 +596,29 @@ pub fn certified_sup(p: &JointProblem, am1: f64) -> Certified {
     loop {
         let threshold = enough(found);
         let mut children = Vec::with_capacity(2 * BATCH);
+        let mut first = None;
         while children.len() < 2 * BATCH && boxes + children.len() < MAX_BOXES {
             match heap.peek() {
                 Some(top) if top.ub > threshold => {
                     let top = *top;
                     heap.pop();
+                    first.get_or_insert(top);
                     children.extend(split(top.b, s));
                 }
                 _ => break,
             }
         }
-        if children.is_empty() {
-            break;
-        }
-        let bounds: Vec<(f64, f64)> = children
-            .par_iter()
-            .map(|b| {
-                let ub = p.upper_or_below(am1, iv(b[0]), iv(b[1]), iv(b[2]), threshold);
-                let at = if ub > threshold { point(*b).min(ub) } else { f64::NEG_INFINITY };
-                (ub, at)
-            })
-            .collect();
+        let Some(first) = first else { break };
+        // A point value at the centre of the batch's best box (where the
+        // supremum most likely is) raises the pruning threshold.
+        found = found.max(point(first.b).min(first.ub));
+        let bounds: Vec<f64> =
+            children.par_iter().map(|b| p.upper_or_below(am1, iv(b[0]), iv(b[1]), iv(b[2]), threshold)).collect();
         boxes += children.len();
-        for (b, (ub, at)) in children.into_iter().zip(bounds) {
+        for (b, ub) in children.into_iter().zip(bounds) {
             if ub <= threshold {
                 pruned = pruned.max(ub);
             } else {
-                found = found.max(at);
                 heap.push(Cell { ub, b });
             }
         }
