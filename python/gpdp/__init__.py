@@ -1,0 +1,71 @@
+"""gpdp — differentially private Gaussian-process posterior sample paths.
+
+Releasing draws from a GP posterior fitted on private records is (ε, δ)-
+differentially private once the kernel, domain, ridge r, scale σ and number
+of draws are fixed from public information (Maciazek et al.; the accountant
+and its proofs are in the repository's ``docs/``). This package is the
+Python interface of the Rust library ``gpdp``: every number it returns is
+computed by the library, the same as the ``gpdp`` command line gives.
+
+Main entry points
+-----------------
+``account(...)``         the (ε, δ) guarantee of a release → ``PrivacyReport``
+``account_batch(...)``   the same, vectorised over arrays of parameters
+``calibrate(...)``       the least permissive r, σ or η meeting a target ε
+``Mechanism(...)``       a checked (optionally calibrated) mechanism:
+                         ``.release(X, y, query, seed=None)`` → ``Release``
+                         ``.sample_path(X, y)`` → lazy ``SamplePath``
+``Ledger(path)``         the privacy-budget ledger file shared with the CLI
+``nonprivate.posterior`` the posterior mean and variance (NOT private)
+
+Errors are raised as subclasses of ``GpdpError`` (itself a ``ValueError``)
+carrying the library's message, which names the parameter, row or value.
+
+A release with ``seed=None`` uses an OS-seeded CSPRNG; a seed makes it
+reproducible and **not private** (its report says ``"private": False``).
+"""
+
+from . import _native
+from ._native import (
+    BudgetExceededError,
+    Calibration,
+    DataError,
+    GpdpError,
+    Ledger,
+    Mechanism,
+    NumericalError,
+    ParameterError,
+    PrivacyReport,
+    Release,
+    SamplePath,
+    TooLargeError,
+    UnsupportedError,
+    VacuousError,
+    account,
+    account_batch,
+    calibrate,
+)
+from . import nonprivate
+
+__version__ = _native.__version__
+
+__all__ = [
+    "account",
+    "account_batch",
+    "calibrate",
+    "Mechanism",
+    "Release",
+    "SamplePath",
+    "PrivacyReport",
+    "Calibration",
+    "Ledger",
+    "nonprivate",
+    "GpdpError",
+    "ParameterError",
+    "DataError",
+    "VacuousError",
+    "UnsupportedError",
+    "BudgetExceededError",
+    "TooLargeError",
+    "NumericalError",
+]

@@ -1,0 +1,218 @@
+"""Type stubs of gpdp's Rust core (see the docstrings for the formulas' references)."""
+
+from os import PathLike
+from typing import Any, Dict, List, Literal, Optional, Sequence, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+ArrayLike = npt.ArrayLike
+Kernel = Literal["exponential", "matern32", "matern52", "squared-exponential", "constant", "diagonal"]
+Bound = Literal["tight", "joint", "paper"]
+ConversionName = Literal["improved", "paper", "pld"]
+SolveName = Literal["ridge", "scale", "gp-noise", "draws"]
+
+class GpdpError(ValueError): ...
+class ParameterError(GpdpError): ...
+class DataError(GpdpError): ...
+class VacuousError(GpdpError): ...
+class UnsupportedError(GpdpError): ...
+class BudgetExceededError(GpdpError): ...
+class TooLargeError(GpdpError): ...
+class NumericalError(GpdpError): ...
+
+class PrivacyReport:
+    """The (ε, δ) guarantee and what it rests on (docs/accountant.md)."""
+
+    @property
+    def epsilon(self) -> float: ...
+    @property
+    def delta(self) -> float: ...
+    @property
+    def alpha(self) -> float: ...
+    @property
+    def alpha_max(self) -> float: ...
+    @property
+    def rdp(self) -> float: ...
+    @property
+    def conversion(self) -> str: ...
+    @property
+    def components(self) -> List[Dict[str, Any]]: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+
+class Calibration:
+    @property
+    def solve(self) -> str: ...
+    @property
+    def value(self) -> float: ...
+    @property
+    def report(self) -> PrivacyReport: ...
+    @property
+    def permissive_value(self) -> float: ...
+    @property
+    def permissive_epsilon(self) -> float: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+
+def account(
+    *,
+    kernel: Kernel,
+    domain: str,
+    n: int,
+    ridge: float,
+    scale: float,
+    lengthscale: Optional[float] = None,
+    draws: int = 1,
+    delta: Optional[float] = None,
+    epsilon: Optional[float] = None,
+    gp_noise: float = 0.0,
+    response_bound: float = 1.0,
+    sensitivity: str = "auto",
+    rkhs_norm: Optional[float] = None,
+    bound: Bound = "tight",
+    conversion: ConversionName = "improved",
+) -> PrivacyReport:
+    """The (ε, δ) guarantee of releasing `draws` sample paths (give delta or epsilon)."""
+
+def account_batch(**columns: Union[float, int, str, ArrayLike]) -> Dict[str, np.ndarray]:
+    """`account` over arrays of parameters (scalars broadcast); one array per report field."""
+
+def calibrate(
+    *,
+    solve: SolveName = "ridge",
+    target_epsilon: float,
+    delta: float,
+    kernel: Kernel,
+    domain: str,
+    n: int,
+    lengthscale: Optional[float] = None,
+    ridge: Optional[float] = None,
+    scale: Optional[float] = None,
+    gp_noise: float = 0.0,
+    draws: Optional[int] = None,
+    response_bound: float = 1.0,
+    sensitivity: str = "auto",
+    rkhs_norm: Optional[float] = None,
+    bound: Bound = "tight",
+    conversion: ConversionName = "improved",
+) -> Calibration:
+    """The least permissive r, σ, η (or largest L) meeting target_epsilon at delta."""
+
+def posterior(
+    X: ArrayLike,
+    y: ArrayLike,
+    query: ArrayLike,
+    *,
+    kernel: Kernel,
+    ridge: float,
+    scale: float,
+    lengthscale: Optional[float] = None,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """The NON-PRIVATE posterior mean and variance at the query points."""
+
+class Release:
+    @property
+    def paths(self) -> np.ndarray:
+        """Shape (L, m)."""
+    @property
+    def query(self) -> np.ndarray:
+        """Shape (m, d)."""
+    @property
+    def report(self) -> Dict[str, Any]: ...
+    @property
+    def privacy(self) -> PrivacyReport: ...
+    @property
+    def private(self) -> bool: ...
+    @property
+    def diagnostics(self) -> Dict[str, Any]:
+        """Operator-only (NOT covered by ε; do not publish)."""
+
+class SamplePath:
+    def __call__(self, points: ArrayLike) -> np.ndarray:
+        """Shape (m,) for one path, (L, m) for several."""
+    def eval(self, l: int, points: ArrayLike) -> np.ndarray: ...
+    def __len__(self) -> int: ...
+    @property
+    def revealed(self) -> List[int]: ...
+    @property
+    def report(self) -> Dict[str, Any]: ...
+
+class Mechanism:
+    def __init__(
+        self,
+        *,
+        kernel: Kernel,
+        domain: str,
+        n: int,
+        delta: float,
+        lengthscale: Optional[float] = None,
+        ridge: Optional[float] = None,
+        scale: Optional[float] = None,
+        gp_noise: float = 0.0,
+        draws: int = 1,
+        response_bound: float = 1.0,
+        response_range: Optional[Tuple[float, float]] = None,
+        units: Optional[str] = None,
+        on_unbounded: Literal["clip", "reject"] = "clip",
+        sensitivity: str = "auto",
+        rkhs_norm: Optional[float] = None,
+        assume_rkhs_responses: bool = False,
+        bound: Bound = "tight",
+        conversion: Literal["improved", "paper"] = "improved",
+        sampler: str = "auto",
+        covariate_lattice: Optional[str] = None,
+        max_epsilon: Optional[float] = None,
+        target_epsilon: Optional[float] = None,
+        solve: Literal["ridge", "scale", "gp-noise"] = "ridge",
+        ridge_floor: Optional[float] = None,
+    ) -> None: ...
+    @property
+    def privacy(self) -> PrivacyReport: ...
+    @property
+    def epsilon(self) -> float: ...
+    @property
+    def ridge(self) -> float: ...
+    @property
+    def scale(self) -> float: ...
+    @property
+    def gp_noise(self) -> float: ...
+    @property
+    def draws(self) -> int: ...
+    @property
+    def calibration(self) -> Optional[Dict[str, Any]]: ...
+    def release(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        query: Optional[ArrayLike] = None,
+        *,
+        grid: Optional[str] = None,
+        seed: Optional[int] = None,
+    ) -> Release: ...
+    def sample_path(
+        self, X: ArrayLike, y: ArrayLike, *, max_points: int = 4096, seed: Optional[int] = None
+    ) -> SamplePath: ...
+
+class Ledger:
+    def __init__(self, path: Union[str, PathLike]) -> None: ...
+    @property
+    def path(self) -> str: ...
+    def init(self, dataset: str, epsilon: float, delta: float, conversion: str = "improved") -> Dict[str, Any]: ...
+    def budget(self, dataset: str) -> Dict[str, Any]: ...
+    def budgets(self) -> List[Dict[str, Any]]: ...
+    def entries(self, dataset: str) -> List[Dict[str, Any]]: ...
+    def reserve(self, dataset: str, mechanism: Mechanism) -> Dict[str, Any]: ...
+    def commit(self, id: int, files_hash: str, out: str) -> None: ...
+    def release(
+        self,
+        dataset: str,
+        mechanism: Mechanism,
+        X: ArrayLike,
+        y: ArrayLike,
+        query: Optional[ArrayLike] = None,
+        *,
+        grid: Optional[str] = None,
+        seed: Optional[int] = None,
+        out: str = "python",
+    ) -> Release: ...
