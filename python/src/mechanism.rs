@@ -15,10 +15,18 @@ use crate::errors::{OrPy, bad_arg};
 use crate::params::{Model, draws, parse};
 
 /// The generator of a release: OS-seeded ChaCha20 (private), or seeded
-/// from `seed` (reproducible and **not private**; the report says so).
-fn rng(seed: Option<u64>) -> PyResult<ReleaseRng> {
+/// from `seed` (reproducible and **not private**; the report says so, and a
+/// `UserWarning` is issued, as the CLI warns on stderr).
+fn rng(py: Python<'_>, seed: Option<u64>) -> PyResult<ReleaseRng> {
     match seed {
-        Some(s) => Ok(ReleaseRng::seeded(s)),
+        Some(s) => {
+            let msg = format!(
+                "seed={s} makes the draws reproducible: this is NOT a private release (its report says \"private\": False)"
+            );
+            let cmsg = std::ffi::CString::new(msg).unwrap_or_default();
+            PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyUserWarning>(), &cmsg, 1)?;
+            Ok(ReleaseRng::seeded(s))
+        }
         None => ReleaseRng::from_os().py(),
     }
 }
@@ -211,7 +219,7 @@ impl PyMechanism {
         seed: Option<u64>,
     ) -> PyResult<PySamplePath> {
         let data = dataset(py, X, y)?;
-        let rng = rng(seed)?;
+        let rng = rng(py, seed)?;
         let m = &self.inner;
         let lazy = py.detach(|| m.sample_paths(&data, max_points, rng)).py()?;
         Ok(PySamplePath { inner: Mutex::new(lazy), dim: m.params().release.domain.dim() })
@@ -256,7 +264,7 @@ impl PyMechanism {
             (None, Some(g)) => Query::Grid(Grid::parse(g, &self.inner.params().release.domain).py()?),
             _ => return Err(bad_arg("query/grid", "give exactly one: query points (an array) or grid=\"N\"/\"NxM\"")),
         };
-        let mut rng = rng(seed)?;
+        let mut rng = rng(py, seed)?;
         let m = &self.inner;
         let rel = py.detach(|| m.release(&data, &query, &mut rng)).py()?;
         Ok(PyRelease { inner: rel, query })

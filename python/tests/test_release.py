@@ -73,8 +73,11 @@ def test_os_seeded_releases_are_private_and_differ():
     a, b = m.release(X1, Y1, Q1), m.release(X1, Y1, Q1)
     assert a.private and a.report["private"] is True
     assert not np.array_equal(a.paths, b.paths)
-    c, d = m.release(X1, Y1, Q1, seed=7), m.release(X1, Y1, Q1, seed=7)
+    with pytest.warns(UserWarning, match="seed=7 makes the draws reproducible: this is NOT a private release"):
+        c = m.release(X1, Y1, Q1, seed=7)
+    d = m.release(X1, Y1, Q1, seed=7)
     np.testing.assert_array_equal(c.paths, d.paths)
+    assert c.report["warning"] and not c.private
 
 
 def test_grid_queries_and_the_mechanism_attributes():
