@@ -7,7 +7,7 @@ mod output;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use commands::{account, calibrate, demo, excursion, figure, hexbin, ledger, mia, plan, posterior, release};
+use commands::{account, calibrate, demo, excursion, figure, hexbin, ledger, mia, plan, posterior, release, serve};
 
 /// gpdp: release Gaussian-process posterior sample paths with differential
 /// privacy, and compute the exact (ε, δ) guarantee of such releases.
@@ -60,6 +60,9 @@ enum Command {
     /// data), calibrate the ridge for target ε values and estimate the
     /// private map's utility: plan.json for `release --plan`.
     Plan(Box<plan::PlanArgs>),
+    /// Serve released paths over HTTP/JSON: lazy, consistent, durable
+    /// evaluation anywhere, a budget ledger and a web map viewer.
+    Serve(serve::ServeArgs),
 }
 
 /// Dies quietly on a closed pipe (`gpdp … | head`) instead of panicking in
@@ -107,6 +110,7 @@ fn main() -> ExitCode {
         Command::Hexbin(a) => hexbin::run(a),
         Command::Ledger(c) => ledger::run(c),
         Command::Plan(a) => plan::run(*a),
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -14,3 +14,4 @@ pub mod plan;
 pub mod posterior;
 pub mod realdata;
 pub mod release;
+pub mod serve;

@@ -22,6 +22,18 @@ pub struct PrivatePath {
 }
 
 impl PrivatePath {
+    /// The distinct points this path has revealed, in the order revealed.
+    pub fn points(&self) -> &Points {
+        self.path.points()
+    }
+
+    /// Its values at [`Self::points`] in internal units (before a response
+    /// range maps them to data units) — what [`Mechanism::restore_paths`]
+    /// needs to rebuild the path after a restart.
+    pub fn internal_values(&self) -> &[f64] {
+        self.path.values()
+    }
+
     /// Points revealed so far.
     pub fn revealed(&self) -> usize {
         self.path.revealed()
@@ -46,6 +58,7 @@ impl LazyRelease {
         max_points: usize,
         rng: ReleaseRng,
         diagnostics: Diagnostics,
+        restored: Option<Vec<(Points, Vec<f64>)>>,
     ) -> Result<Self> {
         if max_points == 0 {
             return Err(Error::InvalidParameter { name: "max points", value: "0".into(), requirement: ">= 1" });
@@ -60,8 +73,18 @@ impl LazyRelease {
             )],
             "reveal fewer points per path or release fewer paths",
         )?;
-        let paths: Vec<PrivatePath> =
-            (0..l).map(|_| PrivatePath { path: SamplePath::new(process.clone(), max_points) }).collect();
+        let paths: Vec<PrivatePath> = match restored {
+            None => (0..l).map(|_| PrivatePath { path: SamplePath::new(process.clone(), max_points) }).collect(),
+            Some(r) if r.len() != l => {
+                return Err(Error::Input(format!("restoring a release of {l} paths from {} stored paths", r.len())));
+            }
+            Some(r) => r
+                .into_iter()
+                .map(|(pts, vals)| {
+                    Ok(PrivatePath { path: SamplePath::restore(process.clone(), max_points, pts, vals)? })
+                })
+                .collect::<Result<_>>()?,
+        };
         let query = QuerySummary {
             kind: "lazy",
             points: max_points,

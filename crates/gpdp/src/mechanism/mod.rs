@@ -44,6 +44,7 @@ use std::time::Instant;
 use crate::error::{Error, Result};
 use crate::model::data::Dataset;
 use crate::model::draws::Draws;
+use crate::model::points::Points;
 use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 use crate::model::query::{CovariateLattice, Query};
 use crate::model::units::ResponseRange;
@@ -412,6 +413,32 @@ impl Mechanism {
             max_points,
             rng,
             Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 },
+            None,
+        )
+    }
+
+    /// [`Self::sample_paths`] for paths that have already revealed values —
+    /// `revealed[l]` = (points, internal values) of path l, as
+    /// [`PrivatePath::points`] and [`PrivatePath::internal_values`] gave them
+    /// — after a restart: the posterior is re-fitted from `data` (which must
+    /// be the same dataset), each path is rebuilt conditionally on its
+    /// values, revealed points return them exactly and new points are exact
+    /// conditional draws. The report is that of the original release.
+    pub fn restore_paths(
+        &self,
+        data: &Dataset,
+        max_points: usize,
+        rng: ReleaseRng,
+        revealed: Vec<(Points, Vec<f64>)>,
+    ) -> Result<LazyRelease> {
+        let (process, outcome, fit_seconds) = self.fit(data)?;
+        LazyRelease::new(
+            self,
+            process,
+            max_points,
+            rng,
+            Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 },
+            Some(revealed),
         )
     }
 }

@@ -141,6 +141,54 @@ fn lazy_paths_are_consistent_capped_and_reported() {
 }
 
 #[test]
+fn restored_lazy_paths_continue_the_original_draw() {
+    // The original path reveals 5 points in two batches (5 normals from its
+    // generator), then 3 new ones. A path restored from its 5 stored values
+    // with the same generator advanced by 5 normals must answer the 5 old
+    // points exactly and the 3 new ones as the original did (the same
+    // normals through the same conditional law; factors equal to rounding).
+    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    p.draws = Draws::new(2).unwrap();
+    p.response_range = Some("0,40".parse().unwrap());
+    p.release.response_bound = 1.0;
+    let m = p.check().unwrap();
+    let data = Dataset::new(data_1d().x().clone(), data_1d().y().iter().map(|v| 20.0 + 20.0 * v).collect()).unwrap();
+    let mut a = m.sample_paths(&data, 50, ReleaseRng::seeded(11)).unwrap();
+    let (b1, b2) = (Points::from_1d(&[0.1, 0.6, 0.95]), Points::from_1d(&[0.6, 0.33, 0.34]));
+    let v1 = a.eval(0, &b1).unwrap();
+    let v2 = a.eval(0, &b2).unwrap();
+    let stored: Vec<(Points, Vec<f64>)> =
+        a.paths().iter().map(|p| (p.points().clone(), p.internal_values().to_vec())).collect();
+    assert_eq!(stored[0].0.len(), 5);
+    assert!(stored[1].0.is_empty());
+    let new = Points::from_1d(&[0.0, 0.5, 0.34, 1.0]);
+    let original = a.eval(0, &new).unwrap();
+    let mut rng = ReleaseRng::seeded(11);
+    (0..5).for_each(|_| {
+        rng.normal();
+    });
+    let mut b = m.restore_paths(&data, 50, rng, stored.clone()).unwrap();
+    assert_eq!(b.eval(0, &b1).unwrap(), v1, "old points are answered identically");
+    assert_eq!(b.eval(0, &b2).unwrap(), v2);
+    let restored = b.eval(0, &new).unwrap();
+    assert_eq!(restored[2], original[2], "0.34 was revealed before");
+    for (x, y) in restored.iter().zip(&original) {
+        assert!((x - y).abs() < 1e-9 * (1.0 + y.abs()), "{restored:?} vs {original:?}");
+    }
+    assert_eq!(b.report(), a.report());
+    // Bad stored state is refused, not trusted.
+    let mut dup = stored.clone();
+    dup[0].0.push(&[0.1]).unwrap();
+    dup[0].1.push(0.0);
+    let e = m.restore_paths(&data, 50, ReleaseRng::seeded(1), dup).unwrap_err();
+    assert!(e.to_string().contains("revealed twice"), "{e}");
+    let e = m.restore_paths(&data, 50, ReleaseRng::seeded(1), stored[..1].to_vec()).unwrap_err();
+    assert!(e.to_string().contains("2 paths from 1"), "{e}");
+    let e = m.restore_paths(&data, 4, ReleaseRng::seeded(1), stored).unwrap_err();
+    assert!(matches!(e, Error::TooLarge(_)), "{e}");
+}
+
+#[test]
 fn two_dimensional_lattice_release_matches_the_dense_law_in_the_mean() {
     // The demo's shape at a small size: sensors on a declared lattice, the
     // lattice sampler, and μ_D recovered by the average of many draws.

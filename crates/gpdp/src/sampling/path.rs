@@ -63,6 +63,73 @@ impl SamplePath {
         }
     }
 
+    /// A path that has already revealed `values` at the distinct points
+    /// `revealed` (in internal units, as [`Self::values`] gives them) — e.g.
+    /// reloaded from storage after a restart. Its state is rebuilt from
+    /// them: the factor L of Σ_RR + jI (the revealed set's covariance with
+    /// the jitter every revealed value carries) and the normals
+    /// w = L⁻¹(f_R − μ_R) behind the values. Later batches are then exact
+    /// conditional draws given all of them, and revealed points return their
+    /// stored values exactly — the same law as the path that revealed them
+    /// (its factor was built block by block; this one at once, equal up to
+    /// rounding).
+    pub fn restore(process: Process, max_points: usize, revealed: Points, values: Vec<f64>) -> Result<Self> {
+        let mut path = SamplePath::new(process, max_points);
+        if revealed.dim() != path.revealed.dim() {
+            return Err(Error::Dimension(format!(
+                "restored points are {}-D but the path is {}-D",
+                revealed.dim(),
+                path.revealed.dim()
+            )));
+        }
+        let m = revealed.len();
+        if values.len() != m {
+            return Err(Error::Input(format!("restoring a path: {m} points but {} values", values.len())));
+        }
+        if m > path.max_points {
+            return Err(Error::TooLarge(format!(
+                "restoring a path: {m} revealed points but the path may reveal at most {}",
+                path.max_points
+            )));
+        }
+        if let Some(v) = values.iter().find(|v| !v.is_finite()) {
+            return Err(Error::Input(format!("restoring a path: a stored value is not finite ({v})")));
+        }
+        for (i, x) in revealed.iter().enumerate() {
+            if path.index.insert(key(x), i).is_some() {
+                return Err(Error::Input(format!("restoring a path: point {i} ({x:?}) is revealed twice")));
+            }
+        }
+        if m == 0 {
+            return Ok(path);
+        }
+        crate::posterior::check_dense("the revealed set of a sample path", m, m)?;
+        let mu = path.process.mean(&revealed)?;
+        let mut c = path.process.covariance(&revealed, &revealed)?;
+        for i in 0..m {
+            c[(i, i)] += path.jitter;
+        }
+        let chol = cholesky(&c, "the covariance of a restored sample path")?;
+        let mut w = Mat::<f64>::from_fn(m, 1, |i, _| values[i] - mu[i]);
+        faer::linalg::triangular_solve::solve_lower_triangular_in_place(chol.as_ref(), w.as_mut(), faer::Par::Seq);
+        path.whitened = (0..m).map(|i| w[(i, 0)]).collect();
+        path.values = values;
+        path.revealed = revealed;
+        path.chol = chol;
+        Ok(path)
+    }
+
+    /// The distinct points revealed so far, in the order revealed.
+    pub fn points(&self) -> &Points {
+        &self.revealed
+    }
+
+    /// The values at [`Self::points`] (internal units: before any response
+    /// range maps them back to data units).
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
     /// The most distinct points this path will reveal.
     pub fn max_points(&self) -> usize {
         self.max_points

@@ -1,0 +1,109 @@
+//! `server.toml`: where the server listens, keeps its state and ledger,
+//! its admin token, and its limits.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::ServerError;
+
+/// The server's configuration (every field but `state` has a default).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Listen address; loopback by default (`127.0.0.1:8080`). Exposing the
+    /// service beyond the machine is a deliberate choice of the operator.
+    #[serde(default = "default_bind")]
+    pub bind: SocketAddr,
+    /// The durable store (SQLite, WAL): releases and every revealed value.
+    pub state: PathBuf,
+    /// The privacy-budget ledger (the CLI's `--ledger` file); releases name
+    /// their dataset's budget in it. Without it, releases are refused unless
+    /// `allow_without_ledger` is set.
+    #[serde(default)]
+    pub ledger: Option<PathBuf>,
+    /// Allow releases without a ledger (their guarantees are then not
+    /// composed with any other release of the same data).
+    #[serde(default)]
+    pub allow_without_ledger: bool,
+    /// The admin bearer token, or (better) the name of the environment
+    /// variable holding it (`admin_token_env`, default `GPDP_ADMIN_TOKEN`).
+    #[serde(default)]
+    pub admin_token: Option<String>,
+    #[serde(default = "default_token_env")]
+    pub admin_token_env: String,
+    /// Most points in one evaluation request.
+    #[serde(default = "default_max_batch")]
+    pub max_batch: usize,
+    /// Largest request body in bytes.
+    #[serde(default = "default_max_body")]
+    pub max_body_bytes: usize,
+    /// Most distinct points one path may reveal. A path holds the Cholesky
+    /// factor of its revealed set: 8·N² bytes (16·N² while it grows), so
+    /// N = 6000 needs ≈ 0.6 GB per path at the cap.
+    #[serde(default = "default_max_revealed")]
+    pub max_revealed: usize,
+    /// Most grid points per axis in `GET /releases/{id}/grid`.
+    #[serde(default = "default_max_grid")]
+    pub max_grid: usize,
+    /// Requests per minute per client address (token bucket, burst = the
+    /// same number); 0 disables the limit.
+    #[serde(default = "default_rate")]
+    pub rate_limit_per_minute: u32,
+}
+
+fn default_bind() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8080))
+}
+fn default_token_env() -> String {
+    "GPDP_ADMIN_TOKEN".into()
+}
+fn default_max_batch() -> usize {
+    1000
+}
+fn default_max_body() -> usize {
+    1 << 20
+}
+fn default_max_revealed() -> usize {
+    6000
+}
+fn default_max_grid() -> usize {
+    64
+}
+fn default_rate() -> u32 {
+    6000
+}
+
+impl Config {
+    /// Reads and checks `path`; relative paths in it are relative to its folder.
+    pub fn load(path: &Path) -> Result<Config, ServerError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ServerError::Config(format!("{}: {e}", path.display())))?;
+        let mut c: Config =
+            toml::from_str(&text).map_err(|e| ServerError::Config(format!("{}: {e}", path.display())))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        c.state = base.join(&c.state);
+        c.ledger = c.ledger.map(|l| base.join(l));
+        for (name, v) in [
+            ("max_batch", c.max_batch),
+            ("max_body_bytes", c.max_body_bytes),
+            ("max_revealed", c.max_revealed),
+            ("max_grid", c.max_grid),
+        ] {
+            if v == 0 {
+                return Err(ServerError::Config(format!("{}: {name} must be ≥ 1", path.display())));
+            }
+        }
+        if c.max_grid < 2 {
+            return Err(ServerError::Config(format!("{}: max_grid must be ≥ 2", path.display())));
+        }
+        Ok(c)
+    }
+
+    /// The admin token: `admin_token`, else the environment variable; None
+    /// disables the admin endpoints.
+    pub fn token(&self) -> Option<String> {
+        self.admin_token.clone().or_else(|| std::env::var(&self.admin_token_env).ok()).filter(|t| !t.is_empty())
+    }
+}

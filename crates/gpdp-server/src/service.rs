@@ -1,0 +1,391 @@
+//! The service without HTTP: releases, their lazy paths, durable
+//! evaluation, restart.
+//!
+//! Consistency: evaluations of one path are serialised by the release's
+//! lock; every newly revealed (point, value) is committed to the store
+//! before the values are returned. If the commit fails, the in-memory path
+//! is rebuilt from the store (the values that were not stored were never
+//! returned, so nothing revealed is lost or contradicted).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
+
+use gpdp::ledger::Ledger;
+use gpdp::{Dataset, Domain, Grid, LazyRelease, Mechanism, Points, ReleaseRng};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::config::Config;
+use crate::error::ServerError;
+use crate::spec::ReleaseSpec;
+use crate::store::{Store, StoredRelease};
+
+/// One release held by the server.
+pub struct Entry {
+    pub id: String,
+    /// `active`, `retired` or `unavailable` (could not be restored).
+    pub status: Mutex<String>,
+    /// The public description (no data-dependent diagnostics).
+    pub public: Value,
+    pub domain: Domain,
+    pub draws: usize,
+    state: Mutex<Option<Live>>,
+}
+
+/// What an active release needs to evaluate.
+struct Live {
+    mechanism: Mechanism,
+    data: Dataset,
+    lazy: LazyRelease,
+}
+
+pub struct Service {
+    pub config: Config,
+    store: Mutex<Store>,
+    ledger: Option<Mutex<Ledger>>,
+    releases: RwLock<BTreeMap<String, Arc<Entry>>>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now() -> String {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    format!("{}.{:09}", d.as_secs(), d.subsec_nanos())
+}
+
+/// Reads the dataset of `spec` and the SHA-256 of the file's bytes.
+fn read_data(spec: &ReleaseSpec) -> Result<(Dataset, String), ServerError> {
+    let bytes = gpdp::io::read_bounded(&spec.data, gpdp::io::MAX_INPUT_BYTES)?;
+    let cols = gpdp::io::Columns { x: spec.x.clone(), y: spec.y.clone() };
+    let t = gpdp::io::read_table_columns(&spec.data.display().to_string(), &bytes, true, &cols)?;
+    let y = t.y.ok_or_else(|| ServerError::BadRequest(format!("{}: no response column", spec.data.display())))?;
+    Ok((Dataset::new(t.x, y)?, sha256_hex(&bytes)))
+}
+
+impl Service {
+    /// Opens the store (and ledger) and restores every active release.
+    pub fn open(config: Config) -> Result<Service, ServerError> {
+        let store = Store::open(&config.state)?;
+        let ledger = match &config.ledger {
+            Some(p) => Some(Mutex::new(Ledger::open(p)?)),
+            None => None,
+        };
+        let stored = store.releases()?;
+        let svc = Service { config, store: Mutex::new(store), ledger, releases: RwLock::new(BTreeMap::new()) };
+        for r in stored {
+            let entry = svc.restore(&r);
+            svc.releases.write().map_err(poisoned)?.insert(r.id.clone(), Arc::new(entry));
+        }
+        Ok(svc)
+    }
+
+    fn restore(&self, r: &StoredRelease) -> Entry {
+        let public: Value = serde_json::from_str(&r.public).unwrap_or(Value::Null);
+        let spec: Result<ReleaseSpec, _> = serde_json::from_str(&r.spec);
+        let domain = spec.as_ref().ok().and_then(|s| s.domain.parse::<Domain>().ok());
+        let draws = spec.as_ref().map(|s| s.draws as usize).unwrap_or(1);
+        let mut entry = Entry {
+            id: r.id.clone(),
+            status: Mutex::new(r.status.clone()),
+            public,
+            domain: domain.unwrap_or_else(|| Domain::interval(0.0, 1.0).expect("a valid interval")),
+            draws,
+            state: Mutex::new(None),
+        };
+        if r.status != "active" {
+            return entry;
+        }
+        let live = (|| -> Result<Live, ServerError> {
+            let spec = spec.map_err(|e| ServerError::Store(format!("release {}: its stored request: {e}", r.id)))?;
+            let (data, hash) = read_data(&spec)?;
+            if hash != r.data_hash {
+                return Err(ServerError::Unavailable(format!(
+                    "release {}: the dataset {} has changed since the release was made (its values cannot be continued consistently)",
+                    r.id,
+                    spec.data.display()
+                )));
+            }
+            let mechanism = spec.mechanism(data.len())?;
+            let dim = entry.domain.dim();
+            let store = self.store.lock().map_err(poisoned)?;
+            let mut revealed = Vec::new();
+            for l in 0..spec.draws as usize {
+                let (pts, vals) = store.revealed(&r.id, l, dim)?;
+                let mut p = Points::new(Vec::new(), dim)?;
+                for x in &pts {
+                    p.push(x)?;
+                }
+                revealed.push((p, vals));
+            }
+            drop(store);
+            let lazy = mechanism.restore_paths(&data, self.config.max_revealed, ReleaseRng::from_os()?, revealed)?;
+            Ok(Live { mechanism, data, lazy })
+        })();
+        match live {
+            Ok(l) => entry.state = Mutex::new(Some(l)),
+            Err(e) => {
+                eprintln!("gpdp serve: release {} is unavailable: {e}", r.id);
+                entry.status = Mutex::new("unavailable".into());
+            }
+        }
+        entry
+    }
+
+    /// Creates a release (admin): reads the data, checks or calibrates the
+    /// mechanism, records it in the ledger (refused beyond the budget) and
+    /// the store, and returns its public description. No value is drawn yet.
+    pub fn create(&self, spec: ReleaseSpec) -> Result<Value, ServerError> {
+        let (data, hash) = read_data(&spec)?;
+        let mechanism = spec.mechanism(data.len())?;
+        data.check_domain(&mechanism.params().release.domain)?;
+        let dataset = match (&self.ledger, &spec.dataset) {
+            (Some(_), None) => {
+                return Err(ServerError::BadRequest(
+                    "dataset: required — the name of the data's budget in the server's ledger".into(),
+                ));
+            }
+            (None, _) if !self.config.allow_without_ledger => {
+                return Err(ServerError::BadRequest(
+                    "this server has no ledger (set `ledger` in its configuration, or `allow_without_ledger = true`)"
+                        .into(),
+                ));
+            }
+            (_, d) => d.clone(),
+        };
+        // The stored request has the calibrated ridge resolved, so that a
+        // restart rebuilds exactly this mechanism.
+        let mut resolved = spec.clone();
+        resolved.ridge = Some(mechanism.params().release.ridge);
+        resolved.target_epsilon = None;
+        resolved.data = std::fs::canonicalize(&spec.data).unwrap_or(spec.data.clone());
+        let lazy = mechanism.sample_paths(&data, self.config.max_revealed, ReleaseRng::from_os()?)?;
+        let mut store = self.store.lock().map_err(poisoned)?;
+        let id = format!("r{}", store.next_number()?);
+        let domain = mechanism.params().release.domain.clone();
+        let (lower, upper) = domain.bounding_box();
+        let report = serde_json::to_value(lazy.report()).map_err(|e| ServerError::Store(e.to_string()))?;
+        let public = json!({
+            "id": id,
+            "dim": domain.dim(),
+            "domain": domain.to_string(),
+            "lower": lower,
+            "upper": upper,
+            "units": mechanism.params().units,
+            "statement": report["statement"],
+            "epsilon": mechanism.privacy().epsilon,
+            "delta": mechanism.privacy().delta,
+            "draws": spec.draws,
+            "max_revealed": self.config.max_revealed,
+            "report": report,
+        });
+        // Ledger first (refused beyond the budget: nothing is stored), then
+        // the store, then the ledger's commit — all before any value exists.
+        let reservation = match (&self.ledger, &dataset) {
+            (Some(l), Some(d)) => {
+                let p = mechanism.params();
+                Some(l.lock().map_err(poisoned)?.reserve(d, &p.release, p.draws)?)
+            }
+            _ => None,
+        };
+        let spec_json = serde_json::to_string(&resolved).map_err(|e| ServerError::Store(e.to_string()))?;
+        let stored = StoredRelease {
+            id: id.clone(),
+            spec: spec_json.clone(),
+            data_hash: hash,
+            status: "active".into(),
+            public: public.to_string(),
+        };
+        store.insert_release(&stored, &now())?;
+        drop(store);
+        if let (Some(l), Some(res)) = (&self.ledger, reservation) {
+            l.lock().map_err(poisoned)?.commit(
+                res.id,
+                &sha256_hex(spec_json.as_bytes()),
+                &format!("gpdp serve: {id}"),
+            )?;
+        }
+        let entry = Entry {
+            id: id.clone(),
+            status: Mutex::new("active".into()),
+            public: public.clone(),
+            domain,
+            draws: spec.draws as usize,
+            state: Mutex::new(Some(Live { mechanism, data, lazy })),
+        };
+        self.releases.write().map_err(poisoned)?.insert(id, Arc::new(entry));
+        Ok(public)
+    }
+
+    /// Retires a release (admin): it stays listed, no longer evaluates.
+    pub fn retire(&self, id: &str) -> Result<(), ServerError> {
+        let e = self.entry(id)?;
+        self.store.lock().map_err(poisoned)?.set_status(id, "retired")?;
+        *e.status.lock().map_err(poisoned)? = "retired".into();
+        *e.state.lock().map_err(poisoned)? = None;
+        Ok(())
+    }
+
+    pub fn entry(&self, id: &str) -> Result<Arc<Entry>, ServerError> {
+        self.releases
+            .read()
+            .map_err(poisoned)?
+            .get(id)
+            .cloned()
+            .ok_or_else(|| ServerError::NotFound(format!("no release {id:?}")))
+    }
+
+    /// The public description with the current status and revealed counts.
+    pub fn describe(&self, e: &Entry) -> Result<Value, ServerError> {
+        let mut v = e.public.clone();
+        v["status"] = json!(e.status.lock().map_err(poisoned)?.clone());
+        let revealed: Vec<usize> = match &*e.state.lock().map_err(poisoned)? {
+            Some(live) => live.lazy.paths().iter().map(|p| p.revealed()).collect(),
+            None => vec![],
+        };
+        v["revealed"] = json!(revealed);
+        Ok(v)
+    }
+
+    pub fn list(&self) -> Result<Vec<Value>, ServerError> {
+        let entries: Vec<Arc<Entry>> = self.releases.read().map_err(poisoned)?.values().cloned().collect();
+        entries.iter().map(|e| self.describe(e)).collect()
+    }
+
+    /// Checks evaluation points: the release's dimension, finite, inside the domain.
+    pub fn check_points(&self, e: &Entry, points: &[Vec<f64>]) -> Result<Points, ServerError> {
+        if points.is_empty() {
+            return Err(ServerError::BadRequest("points: empty (give at least one point)".into()));
+        }
+        if points.len() > self.config.max_batch {
+            return Err(ServerError::TooLarge(format!(
+                "points: {} in one request; at most {} (max_batch)",
+                points.len(),
+                self.config.max_batch
+            )));
+        }
+        let dim = e.domain.dim();
+        let mut p = Points::new(Vec::with_capacity(points.len() * dim), dim)?;
+        for (i, x) in points.iter().enumerate() {
+            if x.len() != dim {
+                return Err(ServerError::BadRequest(format!(
+                    "points[{i}]: {} coordinates, the release is {dim}-D",
+                    x.len()
+                )));
+            }
+            if let Some(v) = x.iter().find(|v| !v.is_finite()) {
+                return Err(ServerError::BadRequest(format!("points[{i}]: coordinate {v} is not a finite number")));
+            }
+            if !e.domain.contains(x) {
+                return Err(ServerError::BadRequest(format!(
+                    "points[{i}]: {x:?} lies outside the domain {}",
+                    e.domain
+                )));
+            }
+            p.push(x)?;
+        }
+        Ok(p)
+    }
+
+    /// Path `l` at `points` (checked): stored values for revealed points,
+    /// exact conditional draws for new ones, durably stored before return.
+    pub fn eval(&self, e: &Entry, l: usize, points: &Points) -> Result<(Vec<f64>, usize), ServerError> {
+        let status = e.status.lock().map_err(poisoned)?.clone();
+        match status.as_str() {
+            "active" => {}
+            "retired" => return Err(ServerError::Conflict(format!("release {} is retired", e.id))),
+            _ => {
+                return Err(ServerError::Unavailable(format!(
+                    "release {} could not be restored; see the server log",
+                    e.id
+                )));
+            }
+        }
+        if l >= e.draws {
+            return Err(ServerError::BadRequest(format!(
+                "path: {l} is not a path of release {} (0 ≤ path < {})",
+                e.id, e.draws
+            )));
+        }
+        let mut guard = e.state.lock().map_err(poisoned)?;
+        let live = guard.as_mut().ok_or_else(|| ServerError::Conflict(format!("release {} is retired", e.id)))?;
+        let before = live.lazy.paths()[l].revealed();
+        let values = live.lazy.eval(l, points)?;
+        let path = &live.lazy.paths()[l];
+        let after = path.revealed();
+        if after > before {
+            let pts: Vec<Vec<f64>> = path.points().iter().skip(before).map(|x| x.to_vec()).collect();
+            let vals = path.internal_values()[before..].to_vec();
+            let stored = self.store.lock().map_err(poisoned).and_then(|mut s| s.append(&e.id, l, before, &pts, &vals));
+            if let Err(err) = stored {
+                // Not on disk, so not returned: rebuild the path from the store.
+                eprintln!(
+                    "gpdp serve: release {}: storing revealed values failed ({err}); rebuilding from the store",
+                    e.id
+                );
+                let restored = self.rebuild(e, live);
+                if let Err(r) = restored {
+                    eprintln!("gpdp serve: release {}: rebuilding failed ({r}); marking it unavailable", e.id);
+                    *guard = None;
+                    *e.status.lock().map_err(poisoned)? = "unavailable".into();
+                }
+                return Err(ServerError::Unavailable(format!(
+                    "release {}: could not store the values; try again",
+                    e.id
+                )));
+            }
+        }
+        Ok((values, after))
+    }
+
+    fn rebuild(&self, e: &Entry, live: &mut Live) -> Result<(), ServerError> {
+        let store = self.store.lock().map_err(poisoned)?;
+        let dim = e.domain.dim();
+        let mut revealed = Vec::new();
+        for l in 0..e.draws {
+            let (pts, vals) = store.revealed(&e.id, l, dim)?;
+            let mut p = Points::new(Vec::new(), dim)?;
+            for x in &pts {
+                p.push(x)?;
+            }
+            revealed.push((p, vals));
+        }
+        drop(store);
+        live.lazy =
+            live.mechanism.restore_paths(&live.data, self.config.max_revealed, ReleaseRng::from_os()?, revealed)?;
+        Ok(())
+    }
+
+    /// The grid of `counts` points over the domain's bounding box (x1
+    /// fastest), evaluated on path `l` — for map rendering.
+    pub fn grid(&self, e: &Entry, l: usize, counts: Vec<usize>) -> Result<Value, ServerError> {
+        if counts.len() != e.domain.dim() {
+            return Err(ServerError::BadRequest(format!(
+                "grid: {} counts for a {}-D release (give n, or nx and ny)",
+                counts.len(),
+                e.domain.dim()
+            )));
+        }
+        if let Some(c) = counts.iter().find(|&&c| c < 2 || c > self.config.max_grid) {
+            return Err(ServerError::BadRequest(format!(
+                "grid: {c} points per axis; between 2 and {} (max_grid)",
+                self.config.max_grid
+            )));
+        }
+        let (lower, upper) = e.domain.bounding_box();
+        let g = Grid::new(lower.clone(), upper.clone(), counts.clone())?;
+        let (values, revealed) = self.eval(e, l, g.points())?;
+        Ok(json!({"counts": counts, "lower": lower, "upper": upper, "values": values, "revealed": revealed}))
+    }
+}
+
+fn poisoned<T>(_: T) -> ServerError {
+    ServerError::Store("a lock was poisoned by an earlier failure".into())
+}
+
+/// Whether `path` exists (for the configuration check at start-up).
+pub fn exists(path: &Path) -> bool {
+    path.exists()
+}
