@@ -7,7 +7,9 @@ mod output;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use commands::{account, calibrate, demo, excursion, figure, hexbin, ledger, mia, plan, posterior, release, serve};
+use commands::{
+    account, calibrate, demo, excursion, figure, hexbin, ledger, merge, mia, plan, posterior, release, serve,
+};
 
 /// gpdp: release Gaussian-process posterior sample paths with differential
 /// privacy, and compute the exact (ε, δ) guarantee of such releases.
@@ -63,6 +65,9 @@ enum Command {
     /// Serve released paths over HTTP/JSON: lazy, consistent, durable
     /// evaluation anywhere, a budget ledger and a web map viewer.
     Serve(serve::ServeArgs),
+    /// Combine the shards of a sharded study (`--shard I/N`, e.g. the tasks
+    /// of a Slurm array) into the unsharded run's outputs, byte for byte.
+    Merge(merge::MergeArgs),
 }
 
 /// Dies quietly on a closed pipe (`gpdp … | head`) instead of panicking in
@@ -111,6 +116,7 @@ fn main() -> ExitCode {
         Command::Ledger(c) => ledger::run(c),
         Command::Plan(a) => plan::run(*a),
         Command::Serve(a) => serve::run(a),
+        Command::Merge(a) => merge::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,6 +32,10 @@ pub enum Error {
         detail: String,
     },
 
+    /// Shards that are not exactly the shards of one run, or a bad `--shard`.
+    #[error("{0}")]
+    Shard(String),
+
     /// A density fit produced no finite likelihood from any starting point.
     #[error("density fit failed: {0}")]
     Fit(String),

@@ -11,5 +11,6 @@ pub mod excursion;
 pub mod mia;
 pub mod plume;
 pub mod realdata;
+pub mod shard;
 
 pub use error::{Error, Result};

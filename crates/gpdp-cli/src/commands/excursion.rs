@@ -10,10 +10,13 @@ use gpdp::privacy::Conversion;
 use gpdp::privacy::{PUBLISHED_LABEL, SensitivityConstants};
 use gpdp_experiments::excursion::pairs1d::TargetRejection;
 use gpdp_experiments::excursion::search::{Evaluated, SearchResult};
-use gpdp_experiments::excursion::study1d::{Stage, Study1dConfig, Study1dResult, paper_search_spec, run_study1d};
+use gpdp_experiments::excursion::study1d::{
+    Stage, Study1dConfig, Study1dOutcome, Study1dResult, paper_search_spec, run_study1d,
+};
 use gpdp_experiments::excursion::summary1d::{
     Quartiles, Selection, Summary1d, format_epsilon, format_theta, markdown_table,
 };
+use gpdp_experiments::shard::ShardFile;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -168,6 +171,12 @@ pub struct Excursion1dArgs {
     /// Replace a non-empty output directory.
     #[arg(long)]
     pub force: bool,
+    /// Run only shard I of N (0 ≤ I < N) of the studies (n × M_ξ, round
+    /// robin) and write its results to --out/shard.cbor; `gpdp merge`
+    /// combines the N shards into exactly the unsharded outputs
+    /// (scripts/slurm/README.md).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<gpdp_experiments::shard::Shard>,
 }
 
 pub fn run(cmd: ExcursionCmd) -> Result<()> {
@@ -283,9 +292,11 @@ fn run_1d(a: Excursion1dArgs) -> Result<()> {
     if let Some(l) = a.sensitivity_constants.label() {
         eprintln!("note: --sensitivity-constants published {l}.");
     }
+    let shard = a.shard.unwrap_or(gpdp_experiments::shard::Shard::ALL);
     let t0 = std::time::Instant::now();
     let mut results = Vec::new();
-    for (i, cfg) in cfgs.iter().enumerate() {
+    for i in shard.units(cfgs.len()) {
+        let cfg = &cfgs[i];
         let bar = ProgressBar::new(1);
         bar.set_style(
             ProgressStyle::with_template("{prefix} {msg:24} [{bar:30}] {pos}/{len} {elapsed}")
@@ -311,19 +322,64 @@ fn run_1d(a: Excursion1dArgs) -> Result<()> {
             s.path_iou_mean.median,
             t0.elapsed().as_secs_f64()
         );
-        results.push(r);
+        results.push((i, r));
     }
+    if let Some(sh) = a.shard {
+        let n = results.len();
+        let outcomes = results.into_iter().map(|(i, r)| (i, r.outcome())).collect();
+        let file = ShardFile::new("excursion 1d", super::merge::study_args(), sh, cfgs.len(), outcomes);
+        super::merge::write_shard(&a.out, a.force, &file)?;
+        println!(
+            "excursion 1d shard {sh}: {n} of {} studies in {:.0} s; wrote {}",
+            cfgs.len(),
+            t0.elapsed().as_secs_f64(),
+            a.out.join(super::merge::SHARD_FILE).display()
+        );
+        return Ok(());
+    }
+    let results: Vec<Study1dResult> = results.into_iter().map(|(_, r)| r).collect();
+    write_1d(&a, &results)?;
+    println!("wrote the 1-D excursion study into {} ({:.0} s)", a.out.display(), t0.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Every output of the 1-D study (a function of the flags and the results).
+fn write_1d(a: &Excursion1dArgs, results: &[Study1dResult]) -> Result<()> {
     write_dir_atomically(&a.out, a.force, |dir| {
-        for r in &results {
+        for r in results {
             write_pairs(dir, r)?;
             write_search(dir, r)?;
         }
-        write_summary_csv(dir, &results)?;
-        write_summary_md(dir, &results, &a)?;
-        write_json(dir, &results, &a)?;
+        write_summary_csv(dir, results)?;
+        write_summary_md(dir, results, a)?;
+        write_json(dir, results, a)?;
         Ok(())
-    })?;
-    println!("wrote the 1-D excursion study into {} ({:.0} s)", a.out.display(), t0.elapsed().as_secs_f64());
+    })
+}
+
+/// Merges the shards of one `excursion 1d` (`gpdp merge`).
+pub fn merge_1d(files: Vec<(String, ShardFile<Study1dOutcome>)>, out: &Path, force: bool) -> Result<()> {
+    let merged = gpdp_experiments::shard::merge(files)?;
+    #[derive(clap::Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        a: Excursion1dArgs,
+    }
+    let mut argv = vec!["gpdp excursion 1d".to_string()];
+    argv.extend(merged.args.iter().cloned());
+    let w = <Wrapper as clap::Parser>::try_parse_from(argv)
+        .map_err(|e| anyhow::anyhow!("merge: the shards' arguments do not parse: {e}"))?;
+    let mut a = w.a;
+    a.out = out.to_path_buf();
+    a.force = force;
+    let cfgs = configs(&a)?;
+    if cfgs.len() != merged.results.len() {
+        bail!("merge: the arguments give {} studies but the shards hold {}", cfgs.len(), merged.results.len());
+    }
+    let results: Vec<Study1dResult> =
+        cfgs.into_iter().zip(merged.results).map(|(c, o)| Study1dResult::from_outcome(c, o)).collect();
+    write_1d(&a, &results)?;
+    println!("merged {} studies of excursion 1d into {}", results.len(), out.display());
     Ok(())
 }
 

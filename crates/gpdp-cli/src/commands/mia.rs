@@ -8,8 +8,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use gpdp::privacy::Conversion;
 use gpdp::{BoundChoice, Draws};
 use gpdp_experiments::mia::{
-    Design, MeanSd, MiaConfig, MiaResult, Summary, SweepRow, SweepSpec, release_privacy, run_mia, sweep,
+    Design, MeanSd, MiaConfig, MiaResult, Summary, SweepRow, SweepSpec, release_privacy, run_mia, sweep_configs,
+    sweep_shard,
 };
+use gpdp_experiments::shard::{Shard, ShardFile};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
@@ -153,12 +155,19 @@ pub struct SweepArgs {
     /// Draws L, comma-separated.
     #[arg(long, value_name = "LIST", default_value = "1")]
     pub draws: String,
-    /// Output directory (results.csv and figures).
+    /// Output directory (results.csv and figures; with --shard, the shard's
+    /// shard.cbor).
     #[arg(long, value_name = "DIR", default_value = "results/mia-sweep")]
     pub out: PathBuf,
     /// Replace a non-empty output directory.
     #[arg(long)]
     pub force: bool,
+    /// Run only shard I of N (0 ≤ I < N) of the configurations (r × σ × L,
+    /// round robin) and write its results to --out/shard.cbor; `gpdp merge`
+    /// combines the N shards into exactly the unsharded outputs
+    /// (scripts/slurm/README.md).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<Shard>,
 }
 
 fn floats(s: &str, flag: &str) -> Result<Vec<f64>> {
@@ -344,7 +353,16 @@ fn write_single(dir: &Path, res: &MiaResult) -> Result<()> {
     Ok(())
 }
 
-fn run_sweep(s: SweepArgs) -> Result<()> {
+/// The lists and base configuration of a sweep, from its flags.
+struct SweepSetup {
+    ridges: Vec<f64>,
+    scales_all: Vec<f64>,
+    draws: Vec<Draws>,
+    base: MiaConfig,
+    spec: SweepSpec,
+}
+
+fn sweep_setup(s: &SweepArgs) -> Result<SweepSetup> {
     let ridges = floats(&s.ridge, "ridge")?;
     let scales_all = floats(&s.scale, "scale")?;
     let draws: Vec<Draws> = s
@@ -357,13 +375,69 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         bail!("--scale needs at least one finite σ for the attack (σ = inf is only drawn in the ε-vs-r figure)");
     }
     let base = s.base.config();
-    let spec = SweepSpec { ridges: ridges.clone(), scales: scales.clone(), draws: draws.clone() };
-    let total = ridges.len() * scales.len() * draws.len() * base.repeats;
+    let spec = SweepSpec { ridges: ridges.clone(), scales, draws: draws.clone() };
+    Ok(SweepSetup { ridges, scales_all, draws, base, spec })
+}
+
+fn run_sweep(s: SweepArgs) -> Result<()> {
+    let st = sweep_setup(&s)?;
+    let shard = s.shard.unwrap_or(Shard::ALL);
+    let units = sweep_configs(&st.base, &st.spec)?.len();
+    let total = shard.units(units).len() * st.base.repeats;
     let bar = progress_bar(total, "mia sweep");
     let t0 = std::time::Instant::now();
-    let rows = sweep(&base, &spec, &|k| bar.inc(k as u64))?;
+    let rows = sweep_shard(&st.base, &st.spec, shard, &|k| bar.inc(k as u64))?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
+    if let Some(sh) = s.shard {
+        let n = rows.len();
+        let file = ShardFile::new("mia sweep", super::merge::study_args(), sh, units, rows);
+        super::merge::write_shard(&s.out, s.force, &file)?;
+        println!(
+            "mia sweep shard {sh}: {n} of {units} configurations × {} repeats in {secs:.1} s; wrote {}",
+            st.base.repeats,
+            s.out.join(super::merge::SHARD_FILE).display()
+        );
+        return Ok(());
+    }
+    let rows: Vec<SweepRow> = rows.into_iter().map(|(_, r)| r).collect();
+    write_sweep(&s, &st, &rows)?;
+    println!(
+        "mia sweep: {} configurations × {} repeats in {secs:.1} s; wrote results.csv and figures into {}",
+        rows.len(),
+        st.base.repeats,
+        s.out.display()
+    );
+    Ok(())
+}
+
+/// Merges the shards of one `mia sweep` (`gpdp merge`): the outputs of the
+/// unsharded run with the same flags.
+pub fn merge_sweep(files: Vec<(String, ShardFile<SweepRow>)>, out: &Path, force: bool) -> Result<()> {
+    let merged = gpdp_experiments::shard::merge(files)?;
+    #[derive(clap::Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        s: SweepArgs,
+    }
+    let mut argv = vec!["gpdp mia sweep".to_string()];
+    argv.extend(merged.args.iter().cloned());
+    let w = <Wrapper as clap::Parser>::try_parse_from(argv)
+        .map_err(|e| anyhow::anyhow!("merge: the shards' arguments do not parse: {e}"))?;
+    let mut s = w.s;
+    s.out = out.to_path_buf();
+    s.force = force;
+    let st = sweep_setup(&s)?;
+    write_sweep(&s, &st, &merged.results)?;
+    println!("merged {} configurations of mia sweep into {}", merged.results.len(), out.display());
+    Ok(())
+}
+
+/// results.csv, the figures and sweep.json of a sweep (a function of the
+/// flags and the rows only, so that merged shards give the same bytes).
+fn write_sweep(s: &SweepArgs, st: &SweepSetup, rows: &[SweepRow]) -> Result<()> {
+    let (base, ridges, scales_all, draws) = (&st.base, &st.ridges, &st.scales_all, &st.draws);
+    let scales = &st.spec.scales;
     write_dir_atomically(&s.out, s.force, |dir| {
         let mut w = csv::Writer::from_path(dir.join("results.csv"))?;
         let mut header = ["ridge", "scale", "draws", "epsilon", "alpha", "auc_mean", "auc_sd"]
@@ -382,7 +456,7 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
             header.push(format!("nonprivate_excess_tpr_at_{l}_sd"));
         }
         w.write_record(&header)?;
-        for r in &rows {
+        for r in rows {
             let mut rec =
                 vec![r.ridge, r.scale, r.draws.as_f64(), r.epsilon, r.alpha, r.summary.auc.mean, r.summary.auc.sd];
             for l in &base.fpr_levels {
@@ -397,24 +471,19 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
             w.write_record(rec.iter().map(|v| v.to_string()))?;
         }
         w.flush()?;
-        figures(dir, &base, &rows, &ridges, &scales_all, &draws)?;
+        figures(dir, base, rows, ridges, scales_all, draws)?;
+        // No timings here: the folder is a function of the flags (a merged
+        // sharded run is byte-identical to the unsharded one).
         std::fs::write(
             dir.join("sweep.json"),
             serde_json::to_vec_pretty(&json!({
                 "ridges": ridges, "scales": scales, "draws": draws, "n": base.n, "lengthscale": base.lengthscale,
                 "delta": base.delta, "conversion": base.conversion.name(), "design": format!("{:?}", base.design).to_lowercase(),
-                "shadow": base.n_shadow, "eval": base.n_eval, "repeats": base.repeats, "seed": base.seed, "seconds": secs,
+                "shadow": base.n_shadow, "eval": base.n_eval, "repeats": base.repeats, "seed": base.seed,
             }))?,
         )?;
         Ok(())
-    })?;
-    println!(
-        "mia sweep: {} configurations × {} repeats in {secs:.1} s; wrote results.csv and figures into {}",
-        rows.len(),
-        base.repeats,
-        s.out.display()
-    );
-    Ok(())
+    })
 }
 
 fn series(label: String, xs: Vec<f64>, ys: Vec<f64>, err: Option<Vec<f64>>, style: SeriesStyle, k: usize) -> Series {

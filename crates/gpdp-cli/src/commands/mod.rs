@@ -9,6 +9,7 @@ pub mod excursion2d;
 pub mod figure;
 pub mod hexbin;
 pub mod ledger;
+pub mod merge;
 pub mod mia;
 pub mod plan;
 pub mod posterior;

@@ -28,7 +28,7 @@ use super::search::Candidate;
 use crate::error::Result;
 
 /// Per-pair results at one θ.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct PairEval {
     /// Integrated BCE of p_{D,θ}.
     pub bce: f64,

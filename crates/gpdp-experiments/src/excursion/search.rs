@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 /// One hyperparameter setting θ = (ℓ, r, σ). σ = 0 is allowed in a search
 /// grid (the posterior-mean set; never private: ε = ∞).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Candidate {
     /// Lengthscale ℓ.
     pub lengthscale: f64,
@@ -102,7 +102,7 @@ pub struct SearchSpec {
 }
 
 /// One evaluated candidate.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Evaluated {
     /// θ.
     pub candidate: Candidate,
@@ -113,7 +113,7 @@ pub struct Evaluated {
 }
 
 /// Everything evaluated, and the winner.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SearchResult {
     /// All candidates evaluated, in evaluation order.
     pub evaluated: Vec<Evaluated>,

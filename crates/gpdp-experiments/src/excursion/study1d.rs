@@ -265,6 +265,48 @@ pub struct Study1dResult {
     pub summary: Summary1d,
 }
 
+/// What a study computed (everything of a [`Study1dResult`] but its
+/// configuration, which its flags give): the unit of a sharded run
+/// (`crate::shard`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Study1dOutcome {
+    /// The unconstrained search.
+    pub unconstrained_search: SearchResult,
+    /// The constrained search.
+    pub private_search: SearchResult,
+    /// Per-pair results at θ*.
+    pub unconstrained_rows: Vec<PairEval>,
+    /// Per-pair results at θ_priv.
+    pub private_rows: Vec<PairEval>,
+    /// The summary.
+    pub summary: Summary1d,
+}
+
+impl Study1dResult {
+    /// The computed part, without the configuration.
+    pub fn outcome(self) -> Study1dOutcome {
+        Study1dOutcome {
+            unconstrained_search: self.unconstrained_search,
+            private_search: self.private_search,
+            unconstrained_rows: self.unconstrained_rows,
+            private_rows: self.private_rows,
+            summary: self.summary,
+        }
+    }
+
+    /// The result of `config` with a computed `outcome`.
+    pub fn from_outcome(config: Study1dConfig, o: Study1dOutcome) -> Self {
+        Study1dResult {
+            config,
+            unconstrained_search: o.unconstrained_search,
+            private_search: o.private_search,
+            unconstrained_rows: o.unconstrained_rows,
+            private_rows: o.private_rows,
+            summary: o.summary,
+        }
+    }
+}
+
 fn selection(
     val: &PairSet1d,
     best: &Evaluated,

@@ -331,7 +331,7 @@ impl Objective for Objective2d<'_> {
 }
 
 /// Per-world results at the two selected candidates.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WorldRow {
     /// World index.
     pub world: usize,
@@ -352,7 +352,7 @@ pub struct WorldRow {
 }
 
 /// The study's outcome.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Study2dResult {
     /// Unconstrained search.
     pub unconstrained: SearchResult,

@@ -19,7 +19,7 @@ use gpdp::Draws;
 use gpdp::privacy::SensitivityConstants;
 
 /// q25, median, q75 over pairs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Quartiles {
     /// 25% quantile.
     pub q25: f64,
@@ -38,7 +38,7 @@ impl Quartiles {
 }
 
 /// One selected θ with its search value, ε and cutoffs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Selection {
     /// θ = (ℓ, r, σ).
     pub theta: Candidate,
@@ -57,7 +57,7 @@ pub struct Selection {
 }
 
 /// The summary of one configuration.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary1d {
     /// Training-set size n = |D|.
     pub n: usize,

@@ -40,6 +40,6 @@ pub use latent::{LatentFit, LatentTanhMixture, fit_latent};
 pub use roc::{AttackMetrics, Roc, TprAtFpr};
 pub use run::{
     DensityCurve, FirstRepeat, LevelSummary, MeanSd, MiaResult, NonPrivateModels, RepeatResult, Summary, SweepRow,
-    SweepSpec, release_privacy, run_mia, sweep,
+    SweepSpec, release_privacy, run_mia, sweep, sweep_configs, sweep_shard,
 };
 pub use stats::SampleSet;

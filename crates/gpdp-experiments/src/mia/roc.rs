@@ -32,7 +32,7 @@ pub struct Roc {
 }
 
 /// TPR at one FPR level.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct TprAtFpr {
     /// The nominal level α.
     pub fpr: f64,
@@ -47,7 +47,7 @@ pub struct TprAtFpr {
 }
 
 /// AUC and TPR at the requested levels.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct AttackMetrics {
     /// Area under the ROC curve.
     pub auc: f64,

@@ -36,7 +36,7 @@ pub fn release_privacy(cfg: &MiaConfig) -> Result<PrivacyReport> {
 
 /// Mean and standard deviation over repetitions (population SD, ddof = 0,
 /// as the authors' error bands; 0 for one repetition).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct MeanSd {
     /// Mean.
     pub mean: f64,
@@ -54,7 +54,7 @@ impl MeanSd {
 }
 
 /// Aggregates of one FPR level.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct LevelSummary {
     /// The FPR level α.
     pub fpr: f64,
@@ -65,7 +65,7 @@ pub struct LevelSummary {
 }
 
 /// Aggregated attack metrics over repetitions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// AUC.
     pub auc: MeanSd,
@@ -172,7 +172,7 @@ pub struct MiaResult {
 }
 
 /// One configuration of a [`sweep`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SweepRow {
     /// r.
     pub ridge: f64,
@@ -417,6 +417,11 @@ pub fn run_mia(cfg: &MiaConfig, progress: &(dyn Fn(usize) + Sync)) -> Result<Mia
 /// (not on σ or L), so rows that share r share their datasets and their
 /// non-private benchmark.
 pub fn sweep(base: &MiaConfig, spec: &SweepSpec, progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<SweepRow>> {
+    Ok(sweep_shard(base, spec, crate::shard::Shard::ALL, progress)?.into_iter().map(|(_, r)| r).collect())
+}
+
+/// The configurations of a [`sweep`], in its order (its work units).
+pub fn sweep_configs(base: &MiaConfig, spec: &SweepSpec) -> Result<Vec<MiaConfig>> {
     let mut cfgs = Vec::new();
     for &r in &spec.ridges {
         for &s in &spec.scales {
@@ -428,20 +433,40 @@ pub fn sweep(base: &MiaConfig, spec: &SweepSpec, progress: &(dyn Fn(usize) + Syn
             }
         }
     }
-    base.check_resources(cfgs.len())?;
-    cfgs.iter()
-        .map(|c| {
+    Ok(cfgs)
+}
+
+/// The units of [`sweep`] that `shard` owns, as (unit, row). A unit's row
+/// depends only on its configuration and the master seed (every repetition's
+/// streams are keyed by (seed, repetition)), so the union of the N shards'
+/// rows is the unsharded sweep's (`crate::shard`).
+pub fn sweep_shard(
+    base: &MiaConfig,
+    spec: &SweepSpec,
+    shard: crate::shard::Shard,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<(usize, SweepRow)>> {
+    let cfgs = sweep_configs(base, spec)?;
+    let owned = shard.units(cfgs.len());
+    base.check_resources(owned.len())?;
+    owned
+        .into_iter()
+        .map(|u| {
+            let c = &cfgs[u];
             let res = run_core(c, false, progress)?;
-            Ok(SweepRow {
-                ridge: c.ridge,
-                scale: c.scale,
-                draws: c.draws,
-                epsilon: res.privacy.epsilon,
-                alpha: res.privacy.alpha,
-                summary: res.summary,
-                nonprivate_summary: res.nonprivate_summary,
-                repeats: res.repeats.into_iter().map(|r| r.private).collect(),
-            })
+            Ok((
+                u,
+                SweepRow {
+                    ridge: c.ridge,
+                    scale: c.scale,
+                    draws: c.draws,
+                    epsilon: res.privacy.epsilon,
+                    alpha: res.privacy.alpha,
+                    summary: res.summary,
+                    nonprivate_summary: res.nonprivate_summary,
+                    repeats: res.repeats.into_iter().map(|r| r.private).collect(),
+                },
+            ))
         })
         .collect()
 }

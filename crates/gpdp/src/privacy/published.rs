@@ -39,7 +39,7 @@ use crate::privacy::report::PrivacyReport;
 pub const PUBLISHED_LABEL: &str = "reproduces the published tables; not a proven guarantee";
 
 /// The constants of the Δ̂_n bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SensitivityConstants {
     /// The lemmas as proved (a valid guarantee). Every release uses these.

@@ -1,0 +1,156 @@
+//! `--shard I/N` and `gpdp merge`: the N shards of `mia sweep` and
+//! `excursion 1d`, run in sequence, merge into a folder byte-identical to the
+//! unsharded run; missing, duplicate and mismatched shards are refused.
+//! (The same on a real Slurm array: scripts/slurm/ci.sh, run by .ci/run.)
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn gpdp(args: &[String]) -> std::process::Output {
+    let o = Command::new(env!("CARGO_BIN_EXE_gpdp")).args(args).output().unwrap();
+    assert!(o.status.success(), "gpdp {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn refused(args: &[String]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_gpdp")).args(args).output().unwrap();
+    assert!(!o.status.success(), "gpdp {args:?} should fail");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// Every file of a folder (relative name → bytes).
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        out.insert(e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap());
+    }
+    out
+}
+
+/// Runs `study` unsharded and as `n` shards (in sequence, merged in a
+/// shuffled order) and asserts the two folders are byte-identical.
+fn sharded_equals_unsharded(study: &[&str], flags: &[&str], n: usize) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let base: Vec<String> = strings(study).into_iter().chain(strings(flags)).collect();
+    let full = t.path().join("full");
+    gpdp(&[base.clone(), strings(&["--out", full.to_str().unwrap()])].concat());
+    let mut shards = Vec::new();
+    for i in 0..n {
+        let d = t.path().join(format!("shard-{i}"));
+        gpdp(&[base.clone(), strings(&["--out", d.to_str().unwrap(), "--shard", &format!("{i}/{n}")])].concat());
+        shards.push(d.display().to_string());
+    }
+    shards.reverse();
+    let merged = t.path().join("merged");
+    gpdp(&[strings(&["merge", "--out", merged.to_str().unwrap()]), shards].concat());
+    let (a, b) = (files(&full), files(&merged));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    assert!(a.len() >= 3, "{:?}", a.keys());
+    for (name, bytes) in &a {
+        assert!(bytes == &b[name], "{} differs between the unsharded and the merged run", name);
+    }
+    t
+}
+
+const MIA: [&str; 13] = [
+    "--ridge",
+    "0.5,1,2",
+    "--scale",
+    "0.5,1",
+    "--draws",
+    "1,2",
+    "--repeats",
+    "2",
+    "--shadow",
+    "100",
+    "--eval",
+    "100",
+    "--n",
+];
+
+#[test]
+fn merged_mia_sweep_shards_equal_the_unsharded_sweep() {
+    let flags: Vec<&str> = MIA.iter().copied().chain(["10"]).collect();
+    let t = sharded_equals_unsharded(&["mia", "sweep"], &flags, 4);
+    let dir = |i: usize| t.path().join(format!("shard-{i}")).display().to_string();
+    let out = t.path().join("again").display().to_string();
+    // Missing, duplicate and mismatched shards are refused.
+    let e = refused(&strings(&["merge", "--out", &out, &dir(0), &dir(1), &dir(3)]));
+    assert!(e.contains("missing shard(s) 2/4"), "{e}");
+    let e = refused(&strings(&["merge", "--out", &out, &dir(0), &dir(1), &dir(2), &dir(2), &dir(3)]));
+    assert!(e.contains("given twice"), "{e}");
+    let other = t.path().join("other");
+    let mut args: Vec<String> = strings(&["mia", "sweep"]);
+    args.extend(strings(&flags));
+    args.extend(strings(&["--seed", "9", "--out", other.to_str().unwrap(), "--shard", "2/4"]));
+    gpdp(&args);
+    let e = refused(&strings(&["merge", "--out", &out, &dir(0), &dir(1), other.to_str().unwrap(), &dir(3)]));
+    assert!(e.contains("not shards of one run"), "{e}");
+    let e = refused(&strings(&["merge", "--out", &out, t.path().join("full").to_str().unwrap()]));
+    assert!(e.contains("not a shard folder"), "{e}");
+    let e = refused(&strings(&["mia", "sweep", "--shard", "4/4", "--out", &out]));
+    assert!(e.contains("0 ≤ I < N"), "{e}");
+    assert!(!Path::new(&out).exists(), "nothing is written on refusal");
+}
+
+#[test]
+fn merged_excursion_1d_shards_equal_the_unsharded_study() {
+    let flags = [
+        "--noise",
+        "0.3,0.5",
+        "--n",
+        "20,30",
+        "--pairs",
+        "20",
+        "--validation-pairs",
+        "10",
+        "--draws-per-pair",
+        "5",
+        "--mesh-points",
+        "100",
+        "--lengthscales",
+        "0.2,0.5",
+        "--ridges",
+        "0.5,2,5",
+        "--scales",
+        "0,0.1,1",
+        "--rounds",
+        "1",
+        "--private-rounds",
+        "1",
+    ];
+    // 4 studies in 3 shards (one shard holds two).
+    sharded_equals_unsharded(&["excursion", "1d"], &flags, 3);
+}
+
+#[test]
+fn merged_excursion_2d_shards_equal_the_unsharded_study() {
+    let flags = [
+        "--noise",
+        "0.3,0.5",
+        "--n",
+        "60",
+        "--search-worlds",
+        "3",
+        "--validation-worlds",
+        "3",
+        "--eval-worlds",
+        "4",
+        "--eval-grid",
+        "16",
+        "--search-grid",
+        "12",
+        "--path-grid",
+        "12",
+        "--paths-per-world",
+        "4",
+        "--rounds",
+        "1",
+    ];
+    sharded_equals_unsharded(&["excursion", "2d"], &flags, 2);
+}
