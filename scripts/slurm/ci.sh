@@ -13,7 +13,7 @@
 #      merge again; diff -r FULL MERGED again;
 #   4. `gpdp merge` must refuse missing, duplicate and mismatched shards.
 # Everything it started is stopped and the temp dir removed on any exit (KEEP_TMP=1 keeps the dir).
-set -euo pipefail
+set -euo pipefail -o errtrace
 
 T0=$(date +%s.%N)
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -33,6 +33,7 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 say() { echo "slurm-ci: $*"; }
 SUMMARY=()
 FAILED=""
+PASSED=0
 fail() { FAILED=$*; echo "slurm-ci: FAIL: $*" >&2; exit 1; }
 
 # ---------------------------------------------------------------- preconditions
@@ -67,36 +68,60 @@ SUMMARY+=("install check/apt-get: $(secs "$t" "$(now)") s (slurm $(dpkg-query -W
 W=$(mktemp -d /tmp/gpdp-slurm-ci.XXXXXX)
 chmod 711 "$W" # munged wants its socket's folder searchable by all
 PIDS_SLURMD="" PIDS_CTLD="" PID_MUNGE=""
-stop_pid() { # pid name: TERM, then KILL after 10 s
-  local p=$1 i
-  [[ -n $p ]] && kill -0 "$p" 2> /dev/null || return 0
-  kill "$p" 2> /dev/null || true
-  for ((i = 0; i < 100; i++)); do kill -0 "$p" 2> /dev/null || return 0; sleep 0.1; done
-  echo "slurm-ci: $2 ($p) ignored SIGTERM; SIGKILL" >&2
-  kill -9 "$p" 2> /dev/null || true
+stop_pids() { # pid...: TERM all, wait; KILL what is left after 10 s
+  local p i left
+  for p in "$@"; do kill "$p" 2> /dev/null || true; done
+  for ((i = 0; i < 100; i++)); do
+    left=""
+    for p in "$@"; do if kill -0 "$p" 2> /dev/null; then left+=" $p"; fi; done
+    [[ -n $left ]] || return 0
+    sleep 0.1
+  done
+  echo "slurm-ci: pid(s)$left ignored SIGTERM for 10 s; SIGKILL" >&2
+  for p in $left; do kill -9 "$p" 2> /dev/null || true; done
 }
 cleanup() {
   local rc=$?
   set +e
   if ((rc != 0)); then
-    [[ -n $FAILED ]] || echo "slurm-ci: FAIL: exit $rc (line ${FAILED_LINE:-?})" >&2
+    if [[ -z $FAILED ]]; then
+      if ((rc == 130)); then FAILED="interrupted"; else FAILED="exit $rc at line ${FAILED_LINE:-?} of $0"; fi
+    fi
     for f in "$W"/logs/*; do
       [[ -s $f ]] || continue
       echo "----- $f" >&2; tail -n "$([[ $f == *.out ]] && echo 3 || echo 20)" "$f" >&2
     done
     for f in "$W"/slurmctld.log "$W"/slurmd.log "$W"/munged.log; do
-      [[ -s $f ]] || continue
-      echo "----- $f (errors, last 15)" >&2
-      grep -iE 'error|fatal' "$f" | grep -viE 'pmix|state file|trying backup|hwloc|Domain socket' | tail -n 15 >&2
+      local errs
+      errs=$(grep -iE 'error|fatal' "$f" 2> /dev/null | grep -viE 'pmix|state file|trying backup|hwloc|Domain socket' | tail -n 15)
+      [[ -z $errs ]] || printf '%s\n' "----- $f (errors, last 15)" "$errs" >&2
     done
-    [[ -z $FAILED ]] || echo "slurm-ci: FAIL: $FAILED" >&2
+    echo "slurm-ci: FAIL: $FAILED" >&2
   fi
-  if [[ -n $PIDS_CTLD ]]; then scancel --quiet --full --user=root 2> /dev/null; sleep 0.5; fi
-  stop_pid "$PIDS_SLURMD" slurmd
-  stop_pid "$PIDS_CTLD" slurmctld
-  stop_pid "$PID_MUNGE" munged
+  local t
+  t=$(now)
+  # a daemon that failed before we read its pid file is still ours
+  PIDS_CTLD=${PIDS_CTLD:-$(cat "$W/run/slurmctld.pid" 2> /dev/null)}
+  PIDS_SLURMD=${PIDS_SLURMD:-$(cat "$W/run/slurmd.pid" 2> /dev/null)}
+  PID_MUNGE=${PID_MUNGE:-$(cat "$W/munged.pid" 2> /dev/null)}
+  if [[ -n $PIDS_CTLD ]] && kill -0 "$PIDS_CTLD" 2> /dev/null; then
+    # cancel our jobs and let them end while slurmd and slurmctld still answer their steps
+    scancel --quiet --user=root 2> /dev/null
+    for ((i = 0; i < 100; i++)); do [[ -z $(squeue -h -o %i 2> /dev/null) ]] && break; sleep 0.1; done
+  fi
+  stop_pids $PIDS_SLURMD $PIDS_CTLD   # empty if never started
+  stop_pids $PID_MUNGE
+  # anything still working in the temp dir is one of our jobs' (e.g. an orphaned slurmstepd)
+  local left=() d c
+  for d in /proc/[0-9]*; do
+    c=$(readlink "$d/cwd" 2> /dev/null) || continue
+    [[ $c == "$W" || $c == "$W/"* ]] && [[ ${d#/proc/} != "$$" && ${d#/proc/} != "$BASHPID" ]] && left+=("${d#/proc/}")
+  done
+  if ((${#left[@]})); then echo "slurm-ci: stopping leftover job processes ${left[*]}" >&2; stop_pids "${left[@]}"; fi
+  echo "slurm-ci: stopped slurmd, slurmctld, munged in $(secs "$t" "$(now)") s"
   if [[ ${KEEP_TMP:-0} == 1 ]]; then echo "slurm-ci: kept $W" >&2; else rm -rf "$W"; fi
-  ((rc == 0)) || echo "slurm-ci: 0 passed, 1 failed" >&2
+  # the closing line, last: studies passed / failed
+  if ((rc == 0)); then echo "slurm-ci: ${PASSED:-0} passed, 0 failed"; else echo "slurm-ci: ${PASSED:-0} passed, 1 failed"; fi
   exit $rc
 }
 trap 'FAILED_LINE=$LINENO' ERR
@@ -211,13 +236,13 @@ must_fail() { # what expected_substring command...: the command must exit non-ze
 declare -A ENVS=(
   [mia-sweep]="MIA_SHADOW=400 MIA_EVAL=400 MIA_REPEATS=2 MIA_RIDGE=0.1,0.5,1,2 MIA_SCALE=0.5,1,inf MIA_DRAWS=1,3"
   [excursion-1d]="EX1D_NOISE=0.3,0.5 EX1D_N=50,100 EX1D_PAIRS=30 EX1D_VALIDATION_PAIRS=30 EX1D_DRAWS_PER_PAIR=5 EX1D_MESH_POINTS=200 EX1D_ROUNDS=1 EX1D_PRIVATE_ROUNDS=1"
-  [excursion-2d]="EX2D_NOISE=0.3,0.5 EX2D_N=50 EX2D_SEARCH_WORLDS=4 EX2D_VALIDATION_WORLDS=4 EX2D_EVAL_WORLDS=8 EX2D_EVAL_GRID=20 EX2D_SEARCH_GRID=15 EX2D_PATH_GRID=15 EX2D_PATHS_PER_WORLD=5 EX2D_ROUNDS=1"
+  [excursion-2d]="EX2D_NOISE=0.1,0.3,0.5 EX2D_N=50 EX2D_SEARCH_WORLDS=4 EX2D_VALIDATION_WORLDS=4 EX2D_EVAL_WORLDS=8 EX2D_EVAL_GRID=20 EX2D_SEARCH_GRID=15 EX2D_PATH_GRID=15 EX2D_PATHS_PER_WORLD=5 EX2D_ROUNDS=1"
 )
 # Small CI node: one CPU and little memory per task, whatever the scripts ask for a real cluster.
 SB=(--cpus-per-task=1 --mem=2G --time=10 --output="$W/logs/%x-%A_%a.out" --error="$W/logs/%x-%A_%a.err")
 
 run_study() {
-  local s=$1 d=$W/$1 t tf ta tm tr jid mjid rjid args
+  local s=$1 d=$W/$1 t tf ta tr jid mjid rjid args
   local -a vars
   read -r -a vars <<< "${ENVS[$s]}"
   mkdir -p "$d"
@@ -232,8 +257,9 @@ run_study() {
   t=$(now)
   jid=$(cd "$d" && env "${vars[@]}" sbatch --parsable "${SB[@]}" --array=0-$((TASKS - 1)) "$HERE/$s.sbatch") ||
     fail "$s: sbatch of the array failed"
-  mjid=$(cd "$d" && env "${vars[@]}" MERGED="$d/MERGED" sbatch --parsable "${SB[@]}" --output="$W/logs/%x-%j.out" \
-    --error="$W/logs/%x-%j.err" --dependency=afterok:"$jid" "$HERE/merge.sh") || fail "$s: sbatch of merge.sh failed"
+  mjid=$(cd "$d" && env GPDP="$GPDP" sbatch --parsable "${SB[@]}" --output="$W/logs/%x-%j.out" --error="$W/logs/%x-%j.err" \
+    --dependency=afterok:"$jid" --export="ALL,SHARDS=$d/shards,MERGED=$d/MERGED" "$HERE/merge.sh") ||
+    fail "$s: sbatch of merge.sh failed"
   wait_jobs "$jid" "$mjid"
   all_completed "$jid" "$TASKS" || fail "$s: array job $jid: task states $(job_states "$jid" | tr '\n' ' ')"
   all_completed "$mjid" || fail "$s: merge job $mjid: $(job_states "$mjid")"
@@ -261,6 +287,14 @@ run_study() {
   must_fail "$s: gpdp merge, shard 3 missing" "" "$GPDP" merge --out "$d/bad1" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2"
   must_fail "$s: gpdp merge, shard 0 twice" "" "$GPDP" merge --out "$d/bad2" "$sh/shard-0" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$sh/shard-3"
   must_fail "$s: gpdp merge, shard 0 twice instead of 3" "" "$GPDP" merge --out "$d/bad3" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$sh/shard-0"
+  local other=() k
+  for ((k = 0; k < ${#args[@]}; k++)); do
+    if [[ ${args[k]} == --seed ]]; then k=$((k + 1)); else other+=("${args[k]}"); fi
+  done
+  other+=(--seed 7)
+  "$GPDP" "${other[@]}" --shard 3/$TASKS --out "$d/seed7-shard-3" > "$W/logs/$s-seed7.log" 2>&1 ||
+    fail "$s: shard 3 with --seed 7 failed (log: $W/logs/$s-seed7.log)"
+  must_fail "$s: gpdp merge, shard 3 of a run with another --seed" "" "$GPDP" merge --out "$d/bad5" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$d/seed7-shard-3"
   if [[ -n ${PREV_SHARDS:-} ]]; then
     must_fail "$s: gpdp merge, shard 3 of another study" "" "$GPDP" merge --out "$d/bad4" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$PREV_SHARDS/shard-3"
   fi
@@ -282,5 +316,4 @@ done
 echo
 echo "slurm-ci summary ($(sinfo --version), node localhost, $CPUS CPUs, gpdp: $GPDP)"
 for l in "${SUMMARY[@]}"; do echo "  $l"; done
-echo "  total $(secs "$T0" "$(now)") s"
-echo "slurm-ci: $PASSED passed, 0 failed"
+echo "  total $(secs "$T0" "$(now)") s (before stopping the daemons)"

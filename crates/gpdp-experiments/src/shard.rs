@@ -53,7 +53,7 @@ impl FromStr for Shard {
     fn from_str(s: &str) -> Result<Shard> {
         let bad = || {
             Error::Shard(format!(
-                "--shard '{s}': expected I/N with 0 ≤ I < N, e.g. 0/4 (in a Slurm array: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)"
+                "--shard '{s}': expected I/N with 0 ≤ I < N, e.g. 0/4 (in a Slurm array: $SLURM_ARRAY_TASK_ID/N with N the full array's size — not $SLURM_ARRAY_TASK_COUNT, which is smaller when failed tasks are resubmitted; scripts/slurm/)"
             ))
         };
         let (i, n) = s.trim().split_once('/').ok_or_else(bad)?;
