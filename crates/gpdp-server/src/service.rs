@@ -109,18 +109,7 @@ impl Service {
                 )));
             }
             let mechanism = spec.mechanism(data.len())?;
-            let dim = entry.domain.dim();
-            let store = self.store.lock().map_err(poisoned)?;
-            let mut revealed = Vec::new();
-            for l in 0..spec.draws as usize {
-                let (pts, vals) = store.revealed(&r.id, l, dim)?;
-                let mut p = Points::new(Vec::new(), dim)?;
-                for x in &pts {
-                    p.push(x)?;
-                }
-                revealed.push((p, vals));
-            }
-            drop(store);
+            let revealed = self.stored_paths(&r.id, spec.draws as usize, entry.domain.dim())?;
             let lazy = mechanism.restore_paths(&data, self.config.max_revealed, ReleaseRng::from_os()?, revealed)?;
             Ok(Live { mechanism, data, lazy })
         })();
@@ -340,19 +329,23 @@ impl Service {
         Ok((values, after))
     }
 
-    fn rebuild(&self, e: &Entry, live: &mut Live) -> Result<(), ServerError> {
+    /// Every path's stored (points, internal values), in the order revealed.
+    fn stored_paths(&self, id: &str, draws: usize, dim: usize) -> Result<Vec<(Points, Vec<f64>)>, ServerError> {
         let store = self.store.lock().map_err(poisoned)?;
-        let dim = e.domain.dim();
-        let mut revealed = Vec::new();
-        for l in 0..e.draws {
-            let (pts, vals) = store.revealed(&e.id, l, dim)?;
-            let mut p = Points::new(Vec::new(), dim)?;
-            for x in &pts {
-                p.push(x)?;
-            }
-            revealed.push((p, vals));
-        }
-        drop(store);
+        (0..draws)
+            .map(|l| {
+                let (pts, vals) = store.revealed(id, l, dim)?;
+                let mut p = Points::new(Vec::with_capacity(pts.len() * dim), dim)?;
+                for x in &pts {
+                    p.push(x)?;
+                }
+                Ok((p, vals))
+            })
+            .collect()
+    }
+
+    fn rebuild(&self, e: &Entry, live: &mut Live) -> Result<(), ServerError> {
+        let revealed = self.stored_paths(&e.id, e.draws, e.domain.dim())?;
         live.lazy =
             live.mechanism.restore_paths(&live.data, self.config.max_revealed, ReleaseRng::from_os()?, revealed)?;
         Ok(())

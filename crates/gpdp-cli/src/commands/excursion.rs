@@ -360,16 +360,7 @@ fn write_1d(a: &Excursion1dArgs, results: &[Study1dResult]) -> Result<()> {
 /// Merges the shards of one `excursion 1d` (`gpdp merge`).
 pub fn merge_1d(files: Vec<(String, ShardFile<Study1dOutcome>)>, out: &Path, force: bool) -> Result<()> {
     let merged = gpdp_experiments::shard::merge(files)?;
-    #[derive(clap::Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        a: Excursion1dArgs,
-    }
-    let mut argv = vec!["gpdp excursion 1d".to_string()];
-    argv.extend(merged.args.iter().cloned());
-    let w = <Wrapper as clap::Parser>::try_parse_from(argv)
-        .map_err(|e| anyhow::anyhow!("merge: the shards' arguments do not parse: {e}"))?;
-    let mut a = w.a;
+    let mut a: Excursion1dArgs = super::merge::parse_study_args("excursion 1d", &merged.args)?;
     a.out = out.to_path_buf();
     a.force = force;
     let cfgs = configs(&a)?;

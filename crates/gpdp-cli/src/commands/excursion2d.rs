@@ -149,90 +149,80 @@ pub fn run(a: Excursion2dArgs) -> Result<()> {
     let noises = parse_list(&a.noise)?;
     // Every study is checked (fields, memory, work) before anything is written.
     let configs: Vec<Study2dConfig> = noises.iter().map(|&noise| config(&a, noise)).collect::<Result<_>>()?;
-    if a.out.exists() && a.out.is_dir() && !a.force && std::fs::read_dir(&a.out)?.next().is_some() {
-        bail!("--out {} exists and is not empty; choose another directory or pass --force", a.out.display());
-    }
     let shard = a.shard.unwrap_or(Shard::ALL);
     let t0 = std::time::Instant::now();
-    let mut results = Vec::new();
-    for u in shard.units(configs.len()) {
-        let cfg = &configs[u];
-        let noise = cfg.noise;
-        let bar = ProgressBar::new(1);
-        bar.set_style(ProgressStyle::with_template("{prefix} {msg:28} [{bar:30}] {pos}/{len} {elapsed}").unwrap());
-        bar.set_prefix(format!("M_ξ = {noise}"));
-        let progress = |stage: &str, done: usize, total: usize| {
-            bar.set_message(stage.to_string());
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        };
-        let result = run_study(cfg, &progress).with_context(|| format!("M_ξ = {noise}"))?;
-        bar.finish_and_clear();
-        eprintln!(
-            "M_ξ = {noise}: θ* = {:?}, θ_priv = {:?} (ε = {:.3}) ({:.0} s so far)",
-            result.unconstrained.best.candidate,
-            result.private.best.candidate,
-            result.private.best.epsilon,
-            t0.elapsed().as_secs_f64()
-        );
-        results.push((u, result));
-    }
-    if let Some(sh) = a.shard {
-        let n = results.len();
-        let file = ShardFile::new("excursion 2d", super::merge::study_args(), sh, configs.len(), results);
-        super::merge::write_shard(&a.out, a.force, &file)?;
-        println!(
-            "excursion 2d shard {sh}: {n} of {} studies in {:.0} s; wrote {}",
+    // The output folder exists (as a partial folder, removed on interruption)
+    // while the studies run, as every long command's does.
+    write_dir_atomically(&a.out, a.force, |dir| {
+        let mut results = Vec::new();
+        for u in shard.units(configs.len()) {
+            let cfg = &configs[u];
+            let noise = cfg.noise;
+            let bar = ProgressBar::new(1);
+            bar.set_style(ProgressStyle::with_template("{prefix} {msg:28} [{bar:30}] {pos}/{len} {elapsed}").unwrap());
+            bar.set_prefix(format!("M_ξ = {noise}"));
+            let progress = |stage: &str, done: usize, total: usize| {
+                bar.set_message(stage.to_string());
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            };
+            let result = run_study(cfg, &progress).with_context(|| format!("M_ξ = {noise}"))?;
+            bar.finish_and_clear();
+            eprintln!(
+                "M_ξ = {noise}: θ* = {:?}, θ_priv = {:?} (ε = {:.3}) ({:.0} s so far)",
+                result.unconstrained.best.candidate,
+                result.private.best.candidate,
+                result.private.best.epsilon,
+                t0.elapsed().as_secs_f64()
+            );
+            results.push((u, result));
+        }
+        match a.shard {
+            Some(sh) => {
+                let file = ShardFile::new("excursion 2d", super::merge::study_args(), sh, configs.len(), results);
+                super::merge::write_shard_into(dir, &file)
+            }
+            None => write_2d(dir, &a, &configs, &results.into_iter().map(|(_, r)| r).collect::<Vec<_>>()),
+        }
+    })?;
+    match a.shard {
+        Some(sh) => println!(
+            "excursion 2d shard {sh}: {} of {} studies in {:.0} s; wrote {}",
+            shard.units(configs.len()).len(),
             configs.len(),
             t0.elapsed().as_secs_f64(),
             a.out.join(super::merge::SHARD_FILE).display()
-        );
-        return Ok(());
+        ),
+        None => println!("wrote the 2-D study into {} ({:.0} s)", a.out.display(), t0.elapsed().as_secs_f64()),
     }
-    let results: Vec<Study2dResult> = results.into_iter().map(|(_, r)| r).collect();
-    write_2d(&a, configs, results)?;
-    println!("wrote the 2-D study into {} ({:.0} s)", a.out.display(), t0.elapsed().as_secs_f64());
     Ok(())
 }
 
-/// Every output of the 2-D study (a function of the flags and the results).
-fn write_2d(a: &Excursion2dArgs, configs: Vec<Study2dConfig>, results: Vec<Study2dResult>) -> Result<()> {
+/// Every output of the 2-D study into `dir` (a function of the flags and the results).
+fn write_2d(dir: &Path, a: &Excursion2dArgs, configs: &[Study2dConfig], results: &[Study2dResult]) -> Result<()> {
     let published = a.constants == SensitivityConstants::Published;
-    write_dir_atomically(&a.out, a.force, |dir| {
-        let mut summaries = Vec::new();
-        for (cfg, result) in configs.iter().zip(results.iter()) {
-            let s = summarise(cfg, result);
-            write_study(dir, cfg, result, &s, published)?;
-            figure(dir, cfg, result)?;
-            summaries.push((cfg.clone(), result.clone(), s));
-        }
-        write_summary(dir, &summaries, published, a)?;
-        Ok(())
-    })
+    let mut summaries = Vec::new();
+    for (cfg, result) in configs.iter().zip(results.iter()) {
+        let s = summarise(cfg, result);
+        write_study(dir, cfg, result, &s, published)?;
+        figure(dir, cfg, result)?;
+        summaries.push((cfg.clone(), result.clone(), s));
+    }
+    write_summary(dir, &summaries, published, a)
 }
 
 /// Merges the shards of one `excursion 2d` (`gpdp merge`).
 pub fn merge_2d(files: Vec<(String, ShardFile<Study2dResult>)>, out: &Path, force: bool) -> Result<()> {
     let merged = gpdp_experiments::shard::merge(files)?;
-    #[derive(clap::Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        a: Excursion2dArgs,
-    }
-    let mut argv = vec!["gpdp excursion 2d".to_string()];
-    argv.extend(merged.args.iter().cloned());
-    let w = <Wrapper as clap::Parser>::try_parse_from(argv)
-        .map_err(|e| anyhow::anyhow!("merge: the shards' arguments do not parse: {e}"))?;
-    let mut a = w.a;
+    let mut a: Excursion2dArgs = super::merge::parse_study_args("excursion 2d", &merged.args)?;
     a.out = out.to_path_buf();
     a.force = force;
     let configs: Vec<Study2dConfig> = parse_list(&a.noise)?.iter().map(|&x| config(&a, x)).collect::<Result<_>>()?;
     if configs.len() != merged.results.len() {
         bail!("merge: the arguments give {} studies but the shards hold {}", configs.len(), merged.results.len());
     }
-    let n = configs.len();
-    write_2d(&a, configs, merged.results)?;
-    println!("merged {n} studies of excursion 2d into {}", out.display());
+    write_dir_atomically(out, force, |dir| write_2d(dir, &a, &configs, &merged.results))?;
+    println!("merged {} studies of excursion 2d into {}", configs.len(), out.display());
     Ok(())
 }
 

@@ -50,16 +50,32 @@ pub fn study_args() -> Vec<String> {
     out
 }
 
+/// The flags of `study` (e.g. `mia sweep`) as the shards recorded them, with
+/// the merged run's `--out` (set by the caller) — the unsharded run's flags.
+pub fn parse_study_args<A: clap::Args + clap::FromArgMatches>(study: &str, args: &[String]) -> Result<A> {
+    #[derive(clap::Parser)]
+    struct Wrapper<A: clap::Args> {
+        #[command(flatten)]
+        a: A,
+    }
+    let argv = std::iter::once(format!("gpdp {study}")).chain(args.iter().cloned());
+    let w = <Wrapper<A> as clap::Parser>::try_parse_from(argv)
+        .map_err(|e| anyhow::anyhow!("merge: the shards' arguments do not parse as {study}: {e}"))?;
+    Ok(w.a)
+}
+
 /// The shard file in a shard's output folder.
 pub const SHARD_FILE: &str = "shard.cbor";
 
 /// Writes a shard's [`SHARD_FILE`] into `dir` (atomically, like every output folder).
 pub fn write_shard<T: serde::Serialize>(dir: &Path, force: bool, file: &ShardFile<T>) -> Result<()> {
-    let bytes = gpdp_experiments::shard::to_bytes(file)?;
-    write_dir_atomically(dir, force, |d| {
-        std::fs::write(d.join(SHARD_FILE), &bytes)?;
-        Ok(())
-    })
+    write_dir_atomically(dir, force, |d| write_shard_into(d, file))
+}
+
+/// Writes a shard's [`SHARD_FILE`] into an output folder being filled.
+pub fn write_shard_into<T: serde::Serialize>(dir: &Path, file: &ShardFile<T>) -> Result<()> {
+    std::fs::write(dir.join(SHARD_FILE), gpdp_experiments::shard::to_bytes(file)?)?;
+    Ok(())
 }
 
 fn bytes_of(d: &Path) -> Result<Vec<u8>> {

@@ -415,16 +415,7 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
 /// unsharded run with the same flags.
 pub fn merge_sweep(files: Vec<(String, ShardFile<SweepRow>)>, out: &Path, force: bool) -> Result<()> {
     let merged = gpdp_experiments::shard::merge(files)?;
-    #[derive(clap::Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        s: SweepArgs,
-    }
-    let mut argv = vec!["gpdp mia sweep".to_string()];
-    argv.extend(merged.args.iter().cloned());
-    let w = <Wrapper as clap::Parser>::try_parse_from(argv)
-        .map_err(|e| anyhow::anyhow!("merge: the shards' arguments do not parse: {e}"))?;
-    let mut s = w.s;
+    let mut s: SweepArgs = super::merge::parse_study_args("mia sweep", &merged.args)?;
     s.out = out.to_path_buf();
     s.force = force;
     let st = sweep_setup(&s)?;
