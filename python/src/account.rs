@@ -1,6 +1,9 @@
 //! `account`, `account_batch`, `calibrate` and their result classes.
 
 use gpdp::privacy::calibrate::Calibration;
+// The columns `account_batch` accepts: the keywords of `account`, which are
+// the CLI batch's columns.
+use gpdp::io::batch::COLUMNS as BATCH_COLUMNS;
 use gpdp::{Conversion, PrivacyReport, Solve, Target};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -208,25 +211,6 @@ impl Column {
         }
     }
 }
-
-/// The columns `account_batch` accepts (the keywords of `account`).
-const BATCH_COLUMNS: [&str; 15] = [
-    "kernel",
-    "lengthscale",
-    "domain",
-    "n",
-    "ridge",
-    "scale",
-    "gp_noise",
-    "draws",
-    "delta",
-    "epsilon",
-    "response_bound",
-    "sensitivity",
-    "rkhs_norm",
-    "bound",
-    "conversion",
-];
 
 /// A whole integer from a float column (n, draws).
 fn whole(name: &str, row: usize, x: f64) -> PyResult<u64> {

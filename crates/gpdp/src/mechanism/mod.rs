@@ -406,15 +406,7 @@ impl Mechanism {
     /// `max_points` distinct points (a public cap that fixes the jitter and
     /// bounds memory). The generator is kept by the release.
     pub fn sample_paths(&self, data: &Dataset, max_points: usize, rng: ReleaseRng) -> Result<LazyRelease> {
-        let (process, outcome, fit_seconds) = self.fit(data)?;
-        LazyRelease::new(
-            self,
-            process,
-            max_points,
-            rng,
-            Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 },
-            None,
-        )
+        self.lazy_paths(data, max_points, rng, None)
     }
 
     /// [`Self::sample_paths`] for paths that have already revealed values —
@@ -431,15 +423,20 @@ impl Mechanism {
         rng: ReleaseRng,
         revealed: Vec<(Points, Vec<f64>)>,
     ) -> Result<LazyRelease> {
+        self.lazy_paths(data, max_points, rng, Some(revealed))
+    }
+
+    /// Fits the posterior and builds the lazy paths, new or restored.
+    fn lazy_paths(
+        &self,
+        data: &Dataset,
+        max_points: usize,
+        rng: ReleaseRng,
+        revealed: Option<Vec<(Points, Vec<f64>)>>,
+    ) -> Result<LazyRelease> {
         let (process, outcome, fit_seconds) = self.fit(data)?;
-        LazyRelease::new(
-            self,
-            process,
-            max_points,
-            rng,
-            Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 },
-            Some(revealed),
-        )
+        let diagnostics = Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 };
+        LazyRelease::new(self, process, max_points, rng, diagnostics, revealed)
     }
 }
 
