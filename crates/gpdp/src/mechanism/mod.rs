@@ -416,6 +416,13 @@ impl Mechanism {
     /// be the same dataset), each path is rebuilt conditionally on its
     /// values, revealed points return them exactly and new points are exact
     /// conditional draws. The report is that of the original release.
+    ///
+    /// The guarantee covers one draw per path, so use each stored state once:
+    /// give exactly the values the path revealed, and make everything it
+    /// reveals afterwards durable before publishing it (as `gpdp serve` does:
+    /// docs/serve.md). Restoring the same state twice and revealing the same
+    /// new points from both copies publishes two conditional draws of them —
+    /// more than the accounted release.
     pub fn restore_paths(
         &self,
         data: &Dataset,
