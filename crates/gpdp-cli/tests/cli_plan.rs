@@ -185,3 +185,184 @@ fn release_takes_the_plans_hyperparameters_and_its_ridge_floor() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("differs from the plan"));
     assert!(!t.path().join("r3").exists() && !t.path().join("r4").exists());
 }
+
+/// A quick plan (few restarts, one repetition, a coarse grid) into `out`.
+fn quick_plan(proxy: &str, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut a = plan_args(out.to_str().unwrap());
+    let i = a.iter().position(|s| s == PROXY).unwrap();
+    a[i] = proxy.to_string();
+    a.extend(["--reps", "1", "--restarts", "2", "--grid", "10"].map(String::from));
+    a.extend(extra.iter().map(|s| s.to_string()));
+    gpdp().args(&a).output().unwrap()
+}
+
+/// Issue 22, item 2: a plan fitted on the private data would publish that data's
+/// maximum-likelihood hyperparameters under a DP statement that does not cover them. plan.json
+/// records the proxy's SHA-256; `release --plan` refuses a data file with the same bytes, warns
+/// on the same path, and the report says where the hyperparameters came from.
+#[test]
+fn a_plan_fitted_on_the_data_being_released_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    // The "private" readings used as the proxy (a copy, so that its path can be rewritten).
+    let private = t.path().join("priv.csv");
+    std::fs::copy(READINGS, &private).unwrap();
+    let planned = t.path().join("plan");
+    let o = quick_plan(private.to_str().unwrap(), &planned, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = json(&planned.join("plan.json"));
+    let want = {
+        use sha2::Digest;
+        sha2::Sha256::digest(std::fs::read(&private).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    assert_eq!(p["proxy_sha256"], want.as_str());
+    assert_eq!(p["version"], 2);
+    let release = |data: &Path, out: &Path| {
+        gpdp()
+            .args(["release", "--plan", planned.join("plan.json").to_str().unwrap(), "--data", data.to_str().unwrap()])
+            .args(["--x", "easting,northing", "--y", "pm25", "--target-epsilon", "10", "--delta", "1e-5"])
+            .args(["--grid", "12", "--snap", "grid", "--seed", "1", "--quiet", "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    // The same bytes (here under another name, too): refused, nothing written.
+    let copy = t.path().join("same-bytes.csv");
+    std::fs::copy(&private, &copy).unwrap();
+    for data in [&private, &copy] {
+        let out = t.path().join("refused");
+        let o = release(data, &out);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{e}");
+        assert!(e.contains("same SHA-256") && e.contains(&want), "{e}");
+        assert!(!out.exists());
+    }
+    // The plan's file, changed since: released, with a warning on stderr.
+    let mut bytes = std::fs::read(&private).unwrap();
+    bytes.extend_from_slice(b"\n");
+    std::fs::write(&private, &bytes).unwrap();
+    let out = t.path().join("warned");
+    let o = release(&private, &out);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("is the file the plan was fitted on"), "{e}");
+    // Other data: released, and the report names the plan and its proxy's hash.
+    let out = t.path().join("ok");
+    let o = release(Path::new(PROXY), &out);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(!e.contains("fitted on"), "{e}");
+    let r = json(&out.join("report.json"));
+    let src = &r["hyperparameter_source"];
+    assert_eq!(src["source"], "plan");
+    assert_eq!(src["proxy_sha256"], want.as_str());
+    assert!(src["plan"].as_str().unwrap().ends_with("plan.json"));
+    // Without --plan the report says the hyperparameters were stated.
+    let out = t.path().join("stated");
+    let o = gpdp()
+        .args(["release", "--data", READINGS, "--x", "easting,northing", "--y", "pm25", "--response-range", "0,40"])
+        .args(["--kernel", "matern32", "--lengthscale", "500", "--domain", DOMAIN, "--scale", "0.3"])
+        .args(["--target-epsilon", "10", "--delta", "1e-5", "--grid", "12", "--snap", "grid", "--seed", "1"])
+        .args(["--quiet", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&out.join("report.json"))["hyperparameter_source"]["source"], "stated");
+}
+
+/// Issue 22, item 15: the response scale is a required public choice for `plan` and `release`
+/// (a default M_Y = 1 clipped every reading in µg/m³ and published a flat map); and item 10:
+/// `plan --response-bound` −1 panicked, 0 and 1e-300 gave unclear errors.
+#[test]
+fn the_response_scale_must_be_given_and_be_a_usable_bound() {
+    let t = tempfile::tempdir().unwrap();
+    let mut a = plan_args(t.path().join("p").to_str().unwrap());
+    let i = a.iter().position(|s| s == "--response-range").unwrap();
+    a.drain(i..i + 2);
+    let o = gpdp().args(&a).output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("--response-range LO,HI") && e.contains("--response-bound M_Y"), "{e}");
+    for bad in ["-1", "0", "inf", "nan"] {
+        let mut b = a.clone();
+        b.push(format!("--response-bound={bad}"));
+        let o = gpdp().args(&b).output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{bad}: {e}");
+        assert!(!e.contains("panicked"), "{bad}: {e}");
+        assert!(e.contains(&format!("--response-bound {bad}")) || e.contains("--response-bound"), "{bad}: {e}");
+        assert!(e.contains("must be a finite number > 0") || e.contains("invalid value"), "{bad}: {e}");
+    }
+    // A bound far below the data's scale clips every proxy response: said so, before any fit.
+    let mut b = a.clone();
+    b.push("--response-bound=1e-300".into());
+    let o = gpdp().args(&b).output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("every one of the 600 proxy responses lies outside"), "{e}");
+    assert!(!e.contains("Cholesky"), "{e}");
+    // release: refused with both flags named, before the data are read.
+    let o = gpdp()
+        .args(["release", "--data", READINGS, "--x", "easting,northing", "--y", "pm25", "--kernel", "matern32"])
+        .args(["--lengthscale", "500", "--domain", DOMAIN, "--scale", "0.3", "--ridge", "1", "--delta", "1e-5"])
+        .args(["--grid", "12", "--out", t.path().join("r").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("--response-range LO,HI") && e.contains("--response-bound M_Y"), "{e}");
+    assert!(!t.path().join("r").exists());
+}
+
+/// Issue 22, item 12 (plan): a large proxy was simulated on in full — a 10⁶-row proxy failed
+/// only after 21 s. The simulation now runs on a seeded subset (--max-sim-points), and a
+/// simulation that cannot fit is refused before the fit.
+#[test]
+fn a_large_proxy_is_simulated_on_a_bounded_subset() {
+    let t = tempfile::tempdir().unwrap();
+    // 30 000 rows: the proxy's 600 readings repeated with shifted positions.
+    let text = std::fs::read_to_string(PROXY).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let cols: Vec<&str> = header.split(',').collect();
+    let (ie, iy) =
+        (cols.iter().position(|c| *c == "easting").unwrap(), cols.iter().position(|c| *c == "pm25").unwrap());
+    let rows: Vec<Vec<String>> = lines.map(|l| l.split(',').map(String::from).collect()).collect();
+    let mut big = String::from("easting,northing,pm25\n");
+    let inorth = cols.iter().position(|c| *c == "northing").unwrap();
+    for k in 0..50 {
+        for r in &rows {
+            let e: f64 = r[ie].parse().unwrap();
+            let e = 500000.0 + (e - 500000.0 + 3.0 * k as f64).rem_euclid(10000.0);
+            big.push_str(&format!("{e},{},{}\n", r[inorth], r[iy]));
+        }
+    }
+    let proxy = t.path().join("big.csv");
+    std::fs::write(&proxy, big).unwrap();
+    // A simulation on all 30 000 records (2 × 30000² doubles: 13 GiB) is refused before the fit.
+    let o2 = {
+        let mut a = plan_args(t.path().join("p2").to_str().unwrap());
+        let i = a.iter().position(|s| s == PROXY).unwrap();
+        a[i] = proxy.to_str().unwrap().to_string();
+        a.extend(["--reps", "1", "--restarts", "2", "--grid", "10", "--max-sim-points", "30000"].map(String::from));
+        gpdp().env("GPDP_MEMORY_LIMIT", "2G").args(&a).output().unwrap()
+    };
+    let e2 = String::from_utf8_lossy(&o2.stderr);
+    assert!(!o2.status.success() && e2.contains("the utility simulation needs"), "{e2}");
+    assert!(!e2.contains("fitting"), "refused before the fit: {e2}");
+    // The default: a subset of 2000 records, which completes.
+    let start = std::time::Instant::now();
+    let out = t.path().join("p3");
+    let o = {
+        let mut a = plan_args(out.to_str().unwrap());
+        let i = a.iter().position(|s| s == PROXY).unwrap();
+        a[i] = proxy.to_str().unwrap().to_string();
+        a.extend(["--reps", "1", "--restarts", "2", "--grid", "10"].map(String::from));
+        gpdp().env("GPDP_MEMORY_LIMIT", "2G").args(&a).output().unwrap()
+    };
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("simulating the private map on a seeded random subset of 2000 of the 30000"), "{e}");
+    let p = json(&out.join("plan.json"));
+    assert_eq!(p["proxy_records"], 30000);
+    assert_eq!(
+        p["utility"]["train_records"].as_u64().unwrap() + p["utility"]["holdout_records"].as_u64().unwrap(),
+        2000
+    );
+    eprintln!("plan on a 30 000-row proxy: {:.1} s", start.elapsed().as_secs_f64());
+}

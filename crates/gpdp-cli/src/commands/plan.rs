@@ -104,6 +104,12 @@ pub struct PlanArgs {
     #[arg(long = "max-fit-points", value_name = "N", default_value = "1500")]
     pub max_fit_points: usize,
 
+    /// Simulate the private map (the utility curve) on at most this many
+    /// proxy records (a seeded random subset; each simulated release costs
+    /// n³ for the fit and m³ for the m = hold-out + grid query points).
+    #[arg(long = "max-sim-points", value_name = "N", default_value = "2000")]
+    pub max_sim_points: usize,
+
     /// Search interval of ℓ, LO,HI in covariate units (default: diam Ω/100
     /// to 2 diam Ω).
     #[arg(long = "lengthscale-bounds", value_name = "LO,HI")]
@@ -240,7 +246,10 @@ pub fn run(a: PlanArgs) -> Result<()> {
     let n_private = a.n.unwrap_or(proxy.len());
     let (unit, m_y) = match (a.response_range, a.response_bound) {
         (Some(r), _) => (r.half(), 1.0),
-        (None, Some(m)) => (1.0, m),
+        (None, Some(m)) if m.is_finite() && m > 0.0 => (1.0, m),
+        (None, Some(m)) => bail!(
+            "--response-bound {m}: must be a finite number > 0 (the bound M_Y on |y|, in the data's units; or give --response-range LO,HI)"
+        ),
         (None, None) => bail!(
             "missing --response-range LO,HI (the responses' plausible range in data units) or --response-bound M_Y (|y| ≤ M_Y in the data's units): the response scale is a required public choice, as for release — e.g. {PLAN_EXAMPLE}"
         ),
@@ -260,12 +269,43 @@ pub fn run(a: PlanArgs) -> Result<()> {
         .zip(&internal)
         .filter(|(y, v)| a.response_range.map_or(**y, |r| r.to_internal(**y)) != **v)
         .count();
+    // The proxy is public: refusing on its values leaks nothing about the private data.
+    if clipped == proxy.len() {
+        let range = match a.response_range {
+            Some(r) => format!("the response range [{}, {}]", r.lo, r.hi),
+            None => format!("[−M_Y, M_Y] = [−{m_y}, {m_y}]"),
+        };
+        bail!(
+            "every one of the {} proxy responses lies outside {range}: the fit would see a constant — give --response-range LO,HI, the responses' plausible range in data units (or a --response-bound on their scale)",
+            proxy.len()
+        );
+    }
     if clipped > 0 {
         eprintln!(
             "note: {clipped} of the {} proxy responses lie outside the response range and are clipped, as a release would clip them",
             proxy.len()
         );
     }
+    if a.max_fit_points < 4 || a.max_sim_points < 4 {
+        bail!("--max-fit-points and --max-sim-points must be at least 4 (records to fit and to simulate on)");
+    }
+    // The simulation's size is known now: refuse before the fit if it cannot fit in memory.
+    let sim_records = proxy.len().min(a.max_sim_points) as f64;
+    let sim_query = (sim_records * a.holdout).round().max(1.0) + Grid::parse(&a.grid, domain)?.points().len() as f64;
+    gpdp::resources::check_memory(
+        "the utility simulation",
+        &[
+            gpdp::resources::Need::doubles(
+                "the posterior over the simulated records (2 × n²)",
+                2.0 * sim_records * sim_records,
+            ),
+            gpdp::resources::Need::doubles(
+                "the joint covariance of the query points (2 × m²)",
+                2.0 * sim_query * sim_query,
+            ),
+        ],
+        "lower --max-sim-points or use a coarser --grid",
+    )?;
     let fit_data = fit_subset(&Dataset::new(proxy.x().clone(), internal)?, a.max_fit_points, a.seed)?;
     if fit_data.len() < proxy.len() {
         eprintln!(
@@ -342,7 +382,15 @@ pub fn run(a: PlanArgs) -> Result<()> {
     };
     // The simulations run at the proxy's training size; the release entries
     // (ridge, ε) are for `template`'s n, the private dataset's.
-    let utility = gpdp::plan::utility_curve(&template, h, &proxy, &a.epsilons, &uopts, &spinner)
+    let sim_proxy = fit_subset(&proxy, a.max_sim_points, a.seed ^ 0x5111_u64)?;
+    if sim_proxy.len() < proxy.len() {
+        eprintln!(
+            "note: simulating the private map on a seeded random subset of {} of the {} proxy records (--max-sim-points)",
+            sim_proxy.len(),
+            proxy.len()
+        );
+    }
+    let utility = gpdp::plan::utility_curve(&template, h, &sim_proxy, &a.epsilons, &uopts, &spinner)
         .with_context(|| format!("simulating releases on {}", proxy_path.display()))?;
     spinner.finish();
     let plan = Plan {

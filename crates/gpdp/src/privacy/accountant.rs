@@ -333,6 +333,18 @@ impl RdpCurve for Accountant {
         Some((total, err + ROUNDING_SLACK * total.abs()))
     }
 
+    fn rdp_closed(&self, am1: f64) -> Option<(f64, f64)> {
+        let mut total = 0.0;
+        let mut err = 0.0;
+        for (rel, count) in &self.events {
+            let t = rel.bound.with_no_joint().terms(am1)?;
+            let c = count.as_f64();
+            total += c * t.total();
+            err += c * t.err;
+        }
+        Some((total, err + ROUNDING_SLACK * total.abs()))
+    }
+
     fn rdp_lower(&self, am1: f64) -> Option<f64> {
         let mut total = 0.0;
         for (rel, count) in &self.events {

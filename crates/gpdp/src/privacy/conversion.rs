@@ -293,10 +293,60 @@ pub struct EpsilonAt {
 }
 
 /// The order chosen for a curve fingerprint, δ and conversion (grid curves).
-fn chosen_orders() -> &'static std::sync::Mutex<std::collections::HashMap<[u64; 3], f64>> {
-    static CHOSEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<[u64; 3], f64>>> =
-        std::sync::OnceLock::new();
+fn chosen_orders() -> &'static std::sync::Mutex<std::collections::HashMap<[u64; 3], (f64, bool)>> {
+    type Chosen = std::sync::Mutex<std::collections::HashMap<[u64; 3], (f64, bool)>>;
+    static CHOSEN: std::sync::OnceLock<Chosen> = std::sync::OnceLock::new();
     CHOSEN.get_or_init(|| std::sync::Mutex::new(std::collections::HashMap::new()))
+}
+
+/// At most this many orders of a certified curve ([`RdpCurve::orders`]) are
+/// certified per query, in the order of their lower estimates. Each
+/// certificate costs at most `joint::MAX_BOXES` boxes, so the work of one
+/// (ε, δ) query is bounded whatever the parameters (issue 22: some joint
+/// queries took 80 s). The answer is the better of the best certified order
+/// and the optimum of the closed form ([`RdpCurve::rdp_closed`], the tight
+/// bound) over all orders: never above the closed form, and every value is
+/// an upper bound, so the cap only affects tightness.
+pub const MAX_CERTIFIED_ORDERS: usize = 3;
+
+/// A curve's closed form as a curve of its own.
+struct Closed<'a, C: ?Sized>(&'a C);
+
+impl<C: RdpCurve + ?Sized> RdpCurve for Closed<'_, C> {
+    fn am1_max(&self) -> f64 {
+        self.0.am1_max()
+    }
+    fn rdp(&self, am1: f64) -> Option<(f64, f64)> {
+        self.0.rdp_closed(am1)
+    }
+}
+
+/// The bounded search of a certified curve: `value(am1, r)` is the
+/// objective (ε or log δ) at order am1 with RDP r, increasing in r. Returns
+/// (am1, value, whether the closed form gave it).
+fn certified_search<C: RdpCurve + ?Sized>(
+    curve: &C,
+    orders: &[f64],
+    value: impl Fn(f64, f64) -> f64,
+) -> (f64, f64, bool) {
+    let mut est: Vec<(f64, f64)> =
+        orders.iter().filter_map(|&a| curve.rdp_lower(a).map(|r| (value(a, r), a))).collect();
+    est.sort_by(|x, y| x.0.total_cmp(&y.0));
+    // An order whose estimate is within 0.2% of the best certified value is
+    // not worth another certification (this only affects tightness).
+    let mut best = (f64::NAN, f64::INFINITY);
+    for (lower, a) in est.into_iter().take(MAX_CERTIFIED_ORDERS) {
+        if lower >= best.1 - 2e-3 * best.1.abs() {
+            break;
+        }
+        let v = curve.rdp(a).map_or(f64::INFINITY, |(r, _)| value(a, r));
+        if v < best.1 {
+            best = (a, v);
+        }
+    }
+    let closed =
+        minimise_over_order(curve.am1_max(), |am1| curve.rdp_closed(am1).map_or(f64::INFINITY, |(r, _)| value(am1, r)));
+    if closed.1 < best.1 { (closed.0, closed.1, true) } else { (best.0, best.1, false) }
 }
 
 /// ε(δ) = min over admissible α of the conversion (see the module docs).
@@ -312,46 +362,34 @@ pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conv
     let orders = curve.orders();
     let remembered = curve.fingerprint().map(|f| [f, delta.to_bits(), conv as u64]);
     let chosen = remembered.and_then(|k| chosen_orders().lock().ok().and_then(|m| m.get(&k).copied()));
-    let (am1, best) = if orders.is_empty() {
-        minimise_over_order(am1_max, obj)
-    } else if let Some(a) = chosen {
-        (a, obj(a))
+    let (am1, best, closed) = if orders.is_empty() {
+        let (a, v) = minimise_over_order(am1_max, obj);
+        (a, v, false)
+    } else if let Some((a, closed)) = chosen {
+        let r = if closed { curve.rdp_closed(a) } else { curve.rdp(a) };
+        (a, r.map_or(f64::INFINITY, |(r, _)| epsilon_at(conv, r, a, log_delta).0), closed)
     } else {
         // A curve certified on a grid of orders (constant up to each one):
         // with α < 1/δ the conversion falls in α at a fixed R, so the
-        // minimum is at a grid order. Certify the orders in the order of
-        // their lower estimates and stop when no estimate can beat the
-        // best certified ε (every value taken is certified).
-        let mut est: Vec<(f64, f64)> = orders
-            .iter()
-            .filter_map(|&a| curve.rdp_lower(a).map(|r| (epsilon_at(conv, r, a, log_delta).0, a)))
-            .collect();
-        est.sort_by(|x, y| x.0.total_cmp(&y.0));
-        // An order whose estimate is within 0.2% of the best certified ε is
-        // not worth another certification (this only affects tightness).
-        let mut best = (f64::NAN, f64::INFINITY);
-        for (lower, a) in est {
-            if lower >= best.1 - 2e-3 * best.1.abs() {
-                break;
-            }
-            let v = obj(a);
-            if v < best.1 {
-                best = (a, v);
-            }
-        }
-        if let (Some(k), true) = (remembered, best.1.is_finite()) {
+        // minimum is at a grid order. Certify at most MAX_CERTIFIED_ORDERS
+        // orders in the order of their lower estimates, stopping when no
+        // estimate can beat the best certified ε; compare with the closed
+        // form's optimum (every value taken is an upper bound).
+        let found = certified_search(curve, &orders, |a, r| epsilon_at(conv, r, a, log_delta).0);
+        if let (Some(k), true) = (remembered, found.1.is_finite()) {
             if let Ok(mut m) = chosen_orders().lock() {
-                m.insert(k, best.0);
+                m.insert(k, (found.0, found.2));
             }
         }
-        best
+        found
     };
     if !best.is_finite() {
         return Err(Error::Vacuous(format!(
             "no admissible order α gives a finite ε (α_max − 1 = {am1_max:e}; the RDP terms overflow); increase the ridge r or the scale σ"
         )));
     }
-    let (alpha, am1, (r, r_err)) = snap(curve, am1).ok_or_else(|| {
+    let snapped = if closed { snap(&Closed(curve), am1) } else { snap(curve, am1) };
+    let (alpha, am1, (r, r_err)) = snapped.ok_or_else(|| {
         Error::Vacuous(format!(
             "no order α > 1 is admissible in double precision (α_max − 1 = {am1_max:e}), so ε is unbounded; increase the ridge r (or add GP noise η)"
         ))
@@ -400,8 +438,20 @@ pub fn delta_for_epsilon<C: RdpCurve + ?Sized>(curve: &C, epsilon: f64, conv: Co
         Some((r, _)) => log_delta_at(conv, r, am1, epsilon).0,
         None => f64::INFINITY,
     };
-    let (am1, best) = minimise_over_orders(curve.am1_max(), &curve.orders(), obj);
-    let snapped = if best.is_finite() { snap(curve, am1) } else { None };
+    let orders = curve.orders();
+    let (am1, best, closed) = if orders.is_empty() {
+        let (a, v) = minimise_over_orders(curve.am1_max(), &orders, obj);
+        (a, v, false)
+    } else {
+        // As for ε(δ): a bounded number of certified orders, against the
+        // closed form's optimum.
+        certified_search(curve, &orders, |a, r| log_delta_at(conv, r, a, epsilon).0)
+    };
+    let snapped = match (best.is_finite(), closed) {
+        (false, _) => None,
+        (true, true) => snap(&Closed(curve), am1),
+        (true, false) => snap(curve, am1),
+    };
     let Some((alpha, am1, (r, r_err))) = snapped else {
         return Ok(DeltaAt { delta: 1.0, alpha: 1.0, rdp: f64::INFINITY });
     };

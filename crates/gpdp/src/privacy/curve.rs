@@ -24,6 +24,16 @@ pub trait RdpCurve {
         self.rdp(am1).map(|r| r.0)
     }
 
+    /// The curve without its certified piecewise part (for curves with
+    /// [`Self::orders`]): a closed-form R'(α) ≥ R(α) at every order, cheap to
+    /// evaluate anywhere. The conversion takes the better of the bounded
+    /// search over certified orders and the closed form's optimum, so a
+    /// certified curve never reports more than its closed form (the tight
+    /// bound). By default R(α) itself.
+    fn rdp_closed(&self, am1: f64) -> Option<(f64, f64)> {
+        self.rdp(am1)
+    }
+
     /// A hash of everything the curve's values depend on, for curves with
     /// [`Self::orders`]: the conversion then remembers which order it chose
     /// (every value is still recomputed, so this only saves the search).

@@ -496,7 +496,8 @@ impl RdpBound {
         }
     }
 
-    fn with_no_joint(&self) -> RdpBound {
+    /// The same bound without the certified joint problem (the tight bound).
+    pub(crate) fn with_no_joint(&self) -> RdpBound {
         RdpBound { joint: None, ..*self }
     }
 

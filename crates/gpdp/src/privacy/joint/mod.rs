@@ -646,12 +646,25 @@ fn key_of(p: &JointProblem, am1: f64, kind: u64) -> [u64; 8] {
     ]
 }
 
+thread_local! {
+    /// Certificates computed (cache misses) on this thread: lets tests check
+    /// that one query's work is bounded (the conversion's order cap).
+    static CERTIFIED_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The number of certificates [`certified_sup_cached`] has computed on the
+/// calling thread (not counting cache hits).
+pub fn certificates_computed_here() -> usize {
+    CERTIFIED_HERE.with(|c| c.get())
+}
+
 /// [`certified_sup`], cached per (problem, α) for the life of the process.
 pub fn certified_sup_cached(p: &JointProblem, am1: f64) -> Certified {
     let key = key_of(p, am1, 0);
     if let Some(c) = cache().lock().ok().and_then(|m| m.get(&key).copied()) {
         return c;
     }
+    CERTIFIED_HERE.with(|c| c.set(c.get() + 1));
     let c = certified_sup(p, am1);
     if let Ok(mut m) = cache().lock() {
         m.insert(key, c);
