@@ -68,7 +68,7 @@ def main():
         n=len(y),
         scale=sigma,
         delta=1e-5,
-        response_range=RANGE,
+        response_range=RANGE,  # required: the public scale of the readings (or response_bound=M_Y)
         units="µg/m³",
         target_epsilon=a.epsilon,
         ridge_floor=noise / sigma,  # never below the fitted noise ratio

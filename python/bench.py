@@ -69,7 +69,7 @@ def main():
     X = rng.uniform(0, 1, (400, 2))
     y = np.clip(np.sin(4 * X[:, 0]) * np.cos(3 * X[:, 1]), -1, 1)
     Q = rng.uniform(0, 1, (1000, 2))
-    m = gpdp.Mechanism(kernel="matern32", lengthscale=0.2, domain="box:0,1,0,1", n=400, ridge=3.0, scale=1.0, delta=1e-5)
+    m = gpdp.Mechanism(kernel="matern32", lengthscale=0.2, domain="box:0,1,0,1", n=400, ridge=3.0, scale=1.0, delta=1e-5, response_bound=1.0)
     tg = best(lambda: m.release(X, y, Q))
     k = ConstantKernel(1.0, "fixed") * Matern(0.2, "fixed", nu=1.5)
     gp = GaussianProcessRegressor(k, alpha=9.0, optimizer=None)

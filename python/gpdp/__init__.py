@@ -23,12 +23,21 @@ carrying the library's message, which names the parameter, row or value.
 
 A release with ``seed=None`` uses an OS-seeded CSPRNG; a seed makes it
 reproducible and **not private** (its report says ``"private": False``).
+
+``Mechanism`` needs the responses' scale, a public choice: exactly one of
+``response_range=(lo, hi)`` (in data units: responses are clipped to it and
+mapped onto [−1, 1] internally; released values come back in data units) or
+``response_bound=M_Y`` (responses are used as given, |y| ≤ M_Y). When
+responses had to be clipped, a ``ClippingWarning`` (a ``UserWarning``) tells
+the operator how many; the count is a fact about the private data, so it
+stays local (``Release.diagnostics``) and never appears in ``.report``.
 """
 
 from . import _native
 from ._native import (
     BudgetExceededError,
     Calibration,
+    ClippingWarning,
     DataError,
     GpdpError,
     Ledger,
@@ -68,4 +77,5 @@ __all__ = [
     "BudgetExceededError",
     "TooLargeError",
     "NumericalError",
+    "ClippingWarning",
 ]

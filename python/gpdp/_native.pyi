@@ -23,6 +23,11 @@ class BudgetExceededError(GpdpError): ...
 class TooLargeError(GpdpError): ...
 class NumericalError(GpdpError): ...
 
+class ClippingWarning(UserWarning):
+    """Responses were clipped to the response range (or [-M_Y, M_Y]) before a
+    release; the message gives the count. An operator diagnostic about the
+    private data (also in ``Release.diagnostics``), never in ``.report``."""
+
 class PrivacyReport:
     """The (ε, δ) guarantee and what it rests on (docs/accountant.md)."""
 
@@ -76,7 +81,8 @@ def account(
     """The (ε, δ) guarantee of releasing `draws` sample paths (give delta or epsilon)."""
 
 def account_batch(**columns: Union[float, int, str, ArrayLike]) -> Dict[str, np.ndarray]:
-    """`account` over arrays of parameters (scalars broadcast); one array per report field."""
+    """`account` over arrays of parameters (scalars broadcast; any strides); one
+    array per report field. Empty columns and complex values raise ``ParameterError``."""
 
 def calibrate(
     *,
@@ -130,7 +136,9 @@ class Release:
 
 class SamplePath:
     def __call__(self, points: ArrayLike) -> np.ndarray:
-        """Shape (m,) for one path, (L, m) for several."""
+        """Shape (m,) for one path, (L, m) for several. Thread-safe (calls on
+        one path run one at a time, without the GIL); a non-finite point
+        raises ``DataError`` naming it."""
     def eval(self, l: int, points: ArrayLike) -> np.ndarray: ...
     def __len__(self) -> int: ...
     @property
@@ -151,7 +159,7 @@ class Mechanism:
         scale: Optional[float] = None,
         gp_noise: float = 0.0,
         draws: int = 1,
-        response_bound: float = 1.0,
+        response_bound: Optional[float] = None,
         response_range: Optional[Tuple[float, float]] = None,
         units: Optional[str] = None,
         on_unbounded: Literal["clip", "reject"] = "clip",
@@ -166,7 +174,10 @@ class Mechanism:
         target_epsilon: Optional[float] = None,
         solve: Literal["ridge", "scale", "gp-noise"] = "ridge",
         ridge_floor: Optional[float] = None,
-    ) -> None: ...
+    ) -> None:
+        """A checked mechanism. The responses' scale is required — exactly one
+        of ``response_range=(lo, hi)`` (data units; values are returned in
+        them) or ``response_bound=M_Y`` (|y| ≤ M_Y, values as given)."""
     @property
     def privacy(self) -> PrivacyReport: ...
     @property
@@ -189,7 +200,9 @@ class Mechanism:
         *,
         grid: Optional[str] = None,
         seed: Optional[int] = None,
-    ) -> Release: ...
+    ) -> Release:
+        """Draws the L paths; warns ``ClippingWarning`` if responses were clipped.
+        A non-finite query point raises ``DataError`` naming it."""
     def sample_path(
         self, X: ArrayLike, y: ArrayLike, *, max_points: int = 4096, seed: Optional[int] = None
     ) -> SamplePath: ...
@@ -215,4 +228,6 @@ class Ledger:
         grid: Optional[str] = None,
         seed: Optional[int] = None,
         out: str = "python",
-    ) -> Release: ...
+    ) -> Release:
+        """Checks the data and the query (a refused release consumes no budget),
+        reserves, draws and commits."""

@@ -7,7 +7,7 @@ use gpdp::io::batch::COLUMNS as BATCH_COLUMNS;
 use gpdp::{Conversion, PrivacyReport, Solve, Target};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -152,6 +152,10 @@ enum Column {
 }
 
 impl Column {
+    /// A column from a keyword: a string or a real number (the same for
+    /// every row), or a 1-D array or sequence of numbers or strings (one per
+    /// row; any strides). Complex values are refused, never truncated to
+    /// their real parts; `None` (or an absent keyword) is a missing column.
     fn from_py(py: Python<'_>, name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Column> {
         let Some(v) = v else { return Ok(Column::Missing) };
         if v.is_none() {
@@ -160,29 +164,46 @@ impl Column {
         if let Ok(s) = v.cast::<PyString>() {
             return Ok(Column::StrScalar(s.to_cow()?.into_owned()));
         }
-        if let Ok(x) = v.extract::<f64>() {
-            return Ok(Column::NumScalar(x));
+        if v.is_instance_of::<PyFloat>() || v.is_instance_of::<PyInt>() {
+            return Ok(Column::NumScalar(v.extract::<f64>().map_err(|e| bad_arg(name, e))?));
         }
         if let Ok(a) = v.extract::<PyReadonlyArray1<f64>>() {
-            return Ok(Column::Num(a.as_slice().map_err(|e| bad_arg(name, e))?.to_vec()));
-        }
-        if let Ok(s) = v.extract::<Vec<String>>() {
-            return Ok(Column::Str(s));
+            return Ok(Column::Num(a.as_array().to_vec()));
         }
         let np = py.import("numpy")?;
         let arr = np.call_method1("asarray", (v,)).map_err(|e| bad_arg(name, e))?;
         let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
-        if "biuf".contains(kind.as_str()) {
-            let a = arr.call_method1("astype", ("float64",))?;
-            let a: PyReadonlyArray1<f64> =
-                a.extract().map_err(|_| bad_arg(name, "expected a scalar or a 1-D array of numbers"))?;
-            return Ok(Column::Num(a.as_slice().map_err(|e| bad_arg(name, e))?.to_vec()));
+        let ndim: usize = arr.getattr("ndim")?.extract()?;
+        if kind == "c" {
+            return Err(bad_arg(name, "complex values are not accepted (give real numbers)"));
         }
-        let s: Vec<String> = arr
-            .call_method0("tolist")?
-            .extract()
-            .map_err(|_| bad_arg(name, "expected a string, a number, or a 1-D array of them"))?;
-        Ok(Column::Str(s))
+        let numeric = "biuf".contains(kind.as_str());
+        match ndim {
+            0 if numeric => {
+                Ok(Column::NumScalar(arr.call_method0("item")?.extract::<f64>().map_err(|e| bad_arg(name, e))?))
+            }
+            0 => {
+                let s: String = arr
+                    .call_method0("item")?
+                    .extract()
+                    .map_err(|_| bad_arg(name, "expected a string, a number, or a 1-D array of them"))?;
+                Ok(Column::StrScalar(s))
+            }
+            1 if numeric => {
+                let a = arr.call_method1("astype", ("float64",))?;
+                let a: PyReadonlyArray1<f64> =
+                    a.extract().map_err(|_| bad_arg(name, "expected a scalar or a 1-D array of numbers"))?;
+                Ok(Column::Num(a.as_array().to_vec()))
+            }
+            1 => {
+                let s: Vec<String> = arr
+                    .call_method0("tolist")?
+                    .extract()
+                    .map_err(|_| bad_arg(name, "expected a string, a number, or a 1-D array of them"))?;
+                Ok(Column::Str(s))
+            }
+            k => Err(bad_arg(name, format!("expected a scalar or a 1-D array, got {k} dimensions"))),
+        }
     }
 
     fn len(&self) -> Option<usize> {
@@ -235,8 +256,10 @@ struct BatchRow {
 /// 1-D array (one value per row; all arrays the same length). Returns a
 /// dict of numpy arrays, one per field of the flattened report — the
 /// columns `gpdp account --batch` writes (numbers as float64 with NaN for
-/// an absent value, booleans as bool, text as str arrays). Rows are evaluated in parallel; an invalid row raises an
-/// error naming it (0-based).
+/// an absent value, booleans as bool, text as str arrays). Arrays may have
+/// any strides (slices, views); complex values and empty columns are
+/// refused. Rows are evaluated in parallel; an invalid row raises an error
+/// naming it (0-based).
 #[pyfunction]
 #[pyo3(signature = (**columns))]
 pub fn account_batch<'py>(py: Python<'py>, columns: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyDict>> {
@@ -264,6 +287,9 @@ pub fn account_batch<'py>(py: Python<'py>, columns: Option<&Bound<'py, PyDict>>)
                 _ => {}
             }
         }
+    }
+    if let Some((0, name)) = rows {
+        return Err(bad_arg(name, "has 0 rows: give at least one parameter set"));
     }
     let rows = rows.map_or(1, |r| r.0);
     gpdp::resources::check_memory(

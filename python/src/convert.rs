@@ -45,11 +45,23 @@ pub fn to_py_value<'py, T: serde::Serialize>(py: Python<'py>, v: &T) -> PyResult
     json_to_py(py, &j)
 }
 
+/// `obj` as a C-contiguous float64 numpy array (copied only if needed).
+/// Complex values are refused rather than silently truncated to their
+/// real parts (numpy's cast would do that).
+fn real_array<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let raw = np.call_method1("asarray", (obj,)).map_err(|e| bad_arg(name, e))?;
+    let kind: String = raw.getattr("dtype")?.getattr("kind")?.extract()?;
+    if kind == "c" {
+        return Err(bad_arg(name, "complex values are not accepted (give real numbers)"));
+    }
+    np.call_method1("ascontiguousarray", (raw, "float64")).map_err(|e| bad_arg(name, e))
+}
+
 /// Points from a numpy array (or anything numpy converts): shape (m, d),
 /// or (m,) for 1-D points. `name` is the argument's name for errors.
 pub fn points(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Points> {
-    let np = py.import("numpy")?;
-    let arr = np.call_method1("ascontiguousarray", (obj, "float64")).map_err(|e| bad_arg(name, e))?;
+    let arr = real_array(py, obj, name)?;
     let ndim: usize = arr.getattr("ndim")?.extract()?;
     match ndim {
         1 => {
@@ -72,8 +84,7 @@ pub fn points(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Po
 
 /// A 1-D float array from a numpy array or sequence.
 pub fn vector(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
-    let np = py.import("numpy")?;
-    let arr = np.call_method1("ascontiguousarray", (obj, "float64")).map_err(|e| bad_arg(name, e))?;
+    let arr = real_array(py, obj, name)?;
     let ndim: usize = arr.getattr("ndim")?.extract()?;
     if ndim != 1 {
         return Err(bad_arg(name, format!("expected a 1-D array, got {ndim} dimensions")));

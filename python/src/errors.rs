@@ -6,7 +6,7 @@
 
 use gpdp::Error;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(gpdp, GpdpError, PyValueError, "Base class of gpdp's errors (a ValueError).");
@@ -32,6 +32,13 @@ create_exception!(
 );
 create_exception!(gpdp, TooLargeError, GpdpError, "The computation would need more memory than is available.");
 create_exception!(gpdp, NumericalError, GpdpError, "A factorisation failed or the entropy source is unavailable.");
+create_exception!(
+    gpdp,
+    ClippingWarning,
+    PyUserWarning,
+    "Responses were clipped to the response range (or [-M_Y, M_Y]) before the release. The count is a fact about \
+the private data: an operator diagnostic (also in Release.diagnostics), never part of the published report."
+);
 
 /// The Python exception for a library error (its message unchanged).
 pub fn to_py(e: Error) -> PyErr {
@@ -80,5 +87,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BudgetExceededError", py.get_type::<BudgetExceededError>())?;
     m.add("TooLargeError", py.get_type::<TooLargeError>())?;
     m.add("NumericalError", py.get_type::<NumericalError>())?;
+    m.add("ClippingWarning", py.get_type::<ClippingWarning>())?;
     Ok(())
 }

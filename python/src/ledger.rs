@@ -98,9 +98,13 @@ impl PyLedger {
         self.with(|l| l.commit(id, files_hash, out))
     }
 
-    /// Reserves, releases and commits in one call: the release is drawn
-    /// only if the budget allows it, and committed with the SHA-256 of its
-    /// values (little-endian doubles, path by path) and `out` as the place.
+    /// Reserves, releases and commits in one call: the data and the query
+    /// are checked first (a dataset the mechanism refuses — wrong n, outside
+    /// the domain, off the lattice, a response beyond the bound with
+    /// `on_unbounded="reject"` — raises and consumes no budget); the release
+    /// is drawn only if the budget allows it, and committed with the SHA-256
+    /// of its values (little-endian doubles, path by path) and `out` as the
+    /// place.
     #[pyo3(signature = (dataset, mechanism, X, y, query=None, *, grid=None, seed=None, out="python"))]
     #[allow(non_snake_case, clippy::too_many_arguments)]
     fn release(
@@ -117,8 +121,10 @@ impl PyLedger {
     ) -> PyResult<PyRelease> {
         let m = mechanism.get();
         let p = m.inner().params();
+        // Data and query checks first: a refused release reserves nothing.
+        let prepared = m.prepare(py, X, y, query, grid, seed)?;
         let res = self.with(|l| l.reserve(dataset, &p.release, p.draws))?;
-        let rel = m.release_inner(py, X, y, query, grid, seed)?;
+        let rel = m.draw(py, prepared)?;
         let mut h = Sha256::new();
         for path in rel.paths_ref() {
             for v in path {
@@ -127,6 +133,7 @@ impl PyLedger {
         }
         let hash: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
         self.with(|l| l.commit(res.id, &hash, out))?;
+        m.warn_if_clipped(py, &rel)?;
         Ok(rel)
     }
 }

@@ -31,6 +31,39 @@ fn rng(py: Python<'_>, seed: Option<u64>) -> PyResult<ReleaseRng> {
     }
 }
 
+/// Above this fraction of clipped responses the warning adds advice (as the
+/// CLI's loud warning does).
+const LOUD_CLIPPING: f64 = 0.03;
+
+/// Warns the operator with a `ClippingWarning` that `clipped` responses
+/// were clipped before the release, as `gpdp release` does on stderr. The
+/// count depends on the private data: it is a local diagnostic (also in
+/// `.diagnostics`), never part of `.report`; nothing is issued when no
+/// response was clipped.
+fn warn_clipping(py: Python<'_>, m: &Mechanism, clipped: usize) -> PyResult<()> {
+    if clipped == 0 {
+        return Ok(());
+    }
+    let p = m.params();
+    let n = p.release.n.max(1);
+    let range = match &p.response_range {
+        Some(r) => format!("the response range [{}, {}]", r.lo, r.hi),
+        None => format!("[-{b}, {b}] (response_bound={b})", b = p.release.response_bound),
+    };
+    let fraction = clipped as f64 / n as f64;
+    let advice = if fraction > LOUD_CLIPPING {
+        "; the released values flatten towards the range's ends: set response_range to the responses' plausible range in data units"
+    } else {
+        ""
+    };
+    let msg = format!(
+        "{clipped} of {n} responses ({:.0}%) were clipped to {range} (operator diagnostic about the private data: do not publish it; it is in .diagnostics, never in .report){advice}",
+        100.0 * fraction
+    );
+    let cmsg = std::ffi::CString::new(msg).unwrap_or_default();
+    PyErr::warn(py, &py.get_type::<crate::errors::ClippingWarning>(), &cmsg, 1)
+}
+
 /// The dataset (X, y): X of shape (n, d) or (n,), y of shape (n,).
 fn dataset(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
     let x = points(py, x, "X")?;
@@ -238,6 +271,7 @@ impl PyMechanism {
         let rng = rng(py, seed)?;
         let m = &self.inner;
         let lazy = py.detach(|| m.sample_paths(&data, max_points, rng)).py()?;
+        warn_clipping(py, m, lazy.diagnostics().policy.responses_clipped)?;
         Ok(PySamplePath { inner: Mutex::new(lazy), dim: m.params().release.domain.dim() })
     }
 
@@ -263,7 +297,7 @@ impl PyMechanism {
         &self.inner
     }
 
-    /// [`Self::release`] (also used by the ledger).
+    /// [`Self::release`]: [`Self::prepare`], then [`Self::draw`].
     #[allow(non_snake_case)]
     pub fn release_inner(
         &self,
@@ -274,17 +308,60 @@ impl PyMechanism {
         grid: Option<&str>,
         seed: Option<u64>,
     ) -> PyResult<PyRelease> {
+        let prepared = self.prepare(py, X, y, query, grid, seed)?;
+        let rel = self.draw(py, prepared)?;
+        self.warn_if_clipped(py, &rel)?;
+        Ok(rel)
+    }
+
+    /// The operator's `ClippingWarning` for `rel` ([`warn_clipping`]); the
+    /// ledger issues it after committing, so that a warnings filter turning
+    /// it into an error cannot lose a recorded release.
+    pub fn warn_if_clipped(&self, py: Python<'_>, rel: &PyRelease) -> PyResult<()> {
+        warn_clipping(py, &self.inner, rel.inner.diagnostics.policy.responses_clipped)
+    }
+
+    /// Everything a release checks before it draws: the dataset (converted,
+    /// then the data policy — n, domain, lattice, reject — via
+    /// [`Mechanism::check_data`]), the query (exactly one of points or grid;
+    /// finite points) and the generator. The ledger calls this before it
+    /// reserves budget, so a refused release consumes none.
+    #[allow(non_snake_case)]
+    pub fn prepare(
+        &self,
+        py: Python<'_>,
+        X: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        query: Option<&Bound<'_, PyAny>>,
+        grid: Option<&str>,
+        seed: Option<u64>,
+    ) -> PyResult<Prepared> {
         let data = dataset(py, X, y)?;
         let query = match (query, grid) {
             (Some(q), None) => Query::Points(points(py, q, "query")?),
             (None, Some(g)) => Query::Grid(Grid::parse(g, &self.inner.params().release.domain).py()?),
             _ => return Err(bad_arg("query/grid", "give exactly one: query points (an array) or grid=\"N\"/\"NxM\"")),
         };
-        let mut rng = rng(py, seed)?;
+        query.points().check_finite("query").py()?;
+        self.inner.check_data(&data).py()?;
+        let rng = rng(py, seed)?;
+        Ok(Prepared { data, query, rng })
+    }
+
+    /// Draws the release from prepared inputs (GIL released).
+    pub fn draw(&self, py: Python<'_>, prepared: Prepared) -> PyResult<PyRelease> {
+        let Prepared { data, query, mut rng } = prepared;
         let m = &self.inner;
         let rel = py.detach(|| m.release(&data, &query, &mut rng)).py()?;
         Ok(PyRelease { inner: rel, query })
     }
+}
+
+/// The checked inputs of one release (from [`PyMechanism::prepare`]).
+pub struct Prepared {
+    data: Dataset,
+    query: Query,
+    rng: ReleaseRng,
 }
 
 impl PyRelease {
@@ -368,9 +445,16 @@ pub struct PySamplePath {
 }
 
 impl PySamplePath {
-    fn with<T>(&self, f: impl FnOnce(&mut LazyRelease) -> PyResult<T>) -> PyResult<T> {
-        let mut g = self.inner.lock().map_err(|_| crate::errors::GpdpError::new_err("sample path poisoned"))?;
-        f(&mut g)
+    /// Runs `f` on the paths with the lock held and the GIL released — while
+    /// waiting for the lock and for as long as it is held. So a thread that
+    /// holds the lock never waits for the GIL, and threads sharing one path
+    /// cannot deadlock (a thread holding the GIL while waiting for the lock,
+    /// and the lock's holder waiting for the GIL, was such a deadlock).
+    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut LazyRelease) -> PyResult<T> + Send) -> PyResult<T> {
+        py.detach(|| {
+            let mut g = self.inner.lock().map_err(|_| crate::errors::GpdpError::new_err("sample path poisoned"))?;
+            f(&mut g)
+        })
     }
 
     fn query_points(&self, py: Python<'_>, pts: &Bound<'_, PyAny>) -> PyResult<gpdp::Points> {
@@ -385,13 +469,13 @@ impl PySamplePath {
 #[pymethods]
 impl PySamplePath {
     /// The values of every path at `points` (shape (m, d) or (m,)):
-    /// shape (m,) for L = 1, (L, m) otherwise.
+    /// shape (m,) for L = 1, (L, m) otherwise. A point with a non-finite
+    /// coordinate raises `DataError` naming it. Safe to call from several
+    /// threads (calls on one path run one at a time, without the GIL).
     fn __call__<'py>(&self, py: Python<'py>, points: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let p = self.query_points(py, points)?;
-        let rows = self.with(|lazy| {
-            let l = lazy.len();
-            py.detach(|| (0..l).map(|i| lazy.eval(i, &p)).collect::<gpdp::Result<Vec<_>>>()).py()
-        })?;
+        let rows =
+            self.with(py, |lazy| (0..lazy.len()).map(|i| lazy.eval(i, &p)).collect::<gpdp::Result<Vec<_>>>().py())?;
         if rows.len() == 1 {
             Ok(PyArray1::from_vec(py, rows.into_iter().next().unwrap_or_default()).into_any())
         } else {
@@ -402,30 +486,30 @@ impl PySamplePath {
     /// Path `l`'s values at `points` (0 ≤ l < L).
     fn eval<'py>(&self, py: Python<'py>, l: usize, points: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let p = self.query_points(py, points)?;
-        let v = self.with(|lazy| {
+        let v = self.with(py, |lazy| {
             if l >= lazy.len() {
                 return Err(bad_arg("l", format!("{l} is not a path index (0 ≤ l < {})", lazy.len())));
             }
-            py.detach(|| lazy.eval(l, &p)).py()
+            lazy.eval(l, &p).py()
         })?;
         Ok(PyArray1::from_vec(py, v))
     }
 
     /// The number L of paths.
-    fn __len__(&self) -> PyResult<usize> {
-        self.with(|lazy| Ok(lazy.len()))
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |lazy| Ok(lazy.len()))
     }
 
     /// How many points each path has revealed so far.
     #[getter]
-    fn revealed(&self) -> PyResult<Vec<usize>> {
-        self.with(|lazy| Ok(lazy.paths().iter().map(|p| p.revealed()).collect()))
+    fn revealed(&self, py: Python<'_>) -> PyResult<Vec<usize>> {
+        self.with(py, |lazy| Ok(lazy.paths().iter().map(|p| p.revealed()).collect()))
     }
 
     /// The public report of this lazy release.
     #[getter]
     fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let r = self.with(|lazy| Ok(lazy.report().clone()))?;
+        let r = self.with(py, |lazy| Ok(lazy.report().clone()))?;
         to_py_value(py, &r)
     }
 }
@@ -461,6 +545,7 @@ pub fn posterior<'py>(
     let kernel = gpdp::Kernel::new(kind, lengthscale).py()?;
     let data = dataset(py, X, y)?;
     let q = points(py, query, "query")?;
+    q.check_finite("query").py()?;
     if q.dim() != data.dim() {
         return Err(bad_arg("query", format!("{}-D points but X is {}-D", q.dim(), data.dim())));
     }

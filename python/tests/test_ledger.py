@@ -10,7 +10,7 @@ import pytest
 import gpdp
 from conftest import run_cli
 
-MODEL = dict(kernel="exponential", lengthscale=1.0, domain="interval:0,1", ridge=1.0, scale=5.0, delta=0.05)
+MODEL = dict(kernel="exponential", lengthscale=1.0, domain="interval:0,1", ridge=1.0, scale=5.0, delta=0.05, response_bound=1.0)
 X = np.linspace(0.05, 0.95, 10)
 Y = np.sin(4 * X)
 
@@ -41,3 +41,25 @@ def test_python_and_cli_share_the_ledger(tmp_path):
         led.init("sensors", 10.0, 0.05)
     with pytest.raises(gpdp.GpdpError, match="no budget|unknown|not"):
         led.reserve("other", m)
+
+
+def test_a_refused_dataset_consumes_no_budget(tmp_path):
+    # Issue 22, item 8: the data checks run before the reservation.
+    led = gpdp.Ledger(tmp_path / "ledger.sqlite")
+    led.init("sensors", 5.5, 0.05)
+    reject = gpdp.Mechanism(n=10, on_unbounded="reject", **MODEL)
+    with pytest.raises(gpdp.DataError, match="data row 3: response y = 2 exceeds"):
+        led.release("sensors", reject, X, np.where(np.arange(10) == 2, 2.0, Y), [0.5], seed=1)
+    with pytest.raises(gpdp.DataError, match="data row 1: covariate .* outside the declared domain"):
+        led.release("sensors", reject, np.where(np.arange(10) == 0, 1.5, X), Y, [0.5], seed=1)
+    with pytest.raises(gpdp.DataError, match="accounted for n = 10"):
+        led.release("sensors", reject, X[:9], Y[:9], [0.5], seed=1)
+    with pytest.raises(gpdp.DataError, match=r"query point 1 \(index 0\)"):
+        led.release("sensors", reject, X, Y, [np.nan], seed=1)
+    with pytest.raises(gpdp.ParameterError, match="query/grid"):
+        led.release("sensors", reject, X, Y, seed=1)
+    assert led.entries("sensors") == []
+    # The whole budget is still there: two releases fit (ε = 4.91 for L = 2).
+    led.release("sensors", reject, X, Y, [0.5], seed=2)
+    r = led.reserve("sensors", reject)
+    assert r["composed_epsilon"] == pytest.approx(gpdp.account(n=10, **dict(MODEL, draws=2)).epsilon, rel=1e-9)

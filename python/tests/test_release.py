@@ -45,9 +45,9 @@ def cli_release(tmp_path, X, y, Q, flags):
 
 
 MODELS = [
-    (dict(kernel="exponential", lengthscale=1.0, domain="interval:0,1", ridge=1.0, scale=5.0, draws=3, delta=0.05), X1, Y1, Q1),
-    (dict(kernel="matern32", lengthscale=0.4, domain="box:0,1,0,1", ridge=2.0, scale=1.0, draws=2, delta=1e-5), X2, Y2, Q2),
-    (dict(kernel="squared-exponential", lengthscale=0.3, domain="interval:0,1", scale=1.0, draws=1, delta=1e-3, target_epsilon=2.0), X1, Y1, Q1),
+    (dict(kernel="exponential", lengthscale=1.0, domain="interval:0,1", ridge=1.0, scale=5.0, draws=3, delta=0.05, response_bound=1.0), X1, Y1, Q1),
+    (dict(kernel="matern32", lengthscale=0.4, domain="box:0,1,0,1", ridge=2.0, scale=1.0, draws=2, delta=1e-5, response_bound=1.0), X2, Y2, Q2),
+    (dict(kernel="squared-exponential", lengthscale=0.3, domain="interval:0,1", scale=1.0, draws=1, delta=1e-3, target_epsilon=2.0, response_bound=1.0), X1, Y1, Q1),
 ]
 
 
@@ -98,7 +98,8 @@ def test_the_data_policy_and_bad_data_raise_clear_errors():
     with pytest.raises(gpdp.DataError, match=r"data row 5: response y = 3 exceeds the response bound M_Y = 1"):
         m.release(X1, np.where(np.arange(12) == 4, 3.0, Y1), Q1, seed=1)
     clip = gpdp.Mechanism(n=12, **model)
-    rel = clip.release(X1, np.where(np.arange(12) == 4, 3.0, Y1), Q1, seed=1)
+    with pytest.warns(gpdp.ClippingWarning, match=r"^1 of 12 responses \(8%\) were clipped"):
+        rel = clip.release(X1, np.where(np.arange(12) == 4, 3.0, Y1), Q1, seed=1)
     # How many values were clipped is an operator diagnostic, not published.
     assert "clipped" not in json.dumps(rel.report) and "policy" in rel.diagnostics
     assert rel.diagnostics["policy"]["responses_clipped"] == 1

@@ -6,7 +6,7 @@ import pytest
 
 import gpdp
 
-MODEL = dict(kernel="matern52", lengthscale=0.3, domain="interval:0,1", ridge=0.5, scale=1.0, delta=1e-3)
+MODEL = dict(kernel="matern52", lengthscale=0.3, domain="interval:0,1", ridge=0.5, scale=1.0, delta=1e-3, response_bound=1.0)
 RNG = np.random.default_rng(11)
 X = RNG.uniform(0, 1, 15)
 Y = np.clip(np.cos(5 * X), -1, 1)

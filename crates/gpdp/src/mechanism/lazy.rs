@@ -126,7 +126,8 @@ impl LazyRelease {
     }
 
     /// Path `l` (0-based) at `points`: stored values for points it has
-    /// revealed, exact conditional draws for new ones.
+    /// revealed, exact conditional draws for new ones. A point with a
+    /// non-finite coordinate is refused, naming it, before anything is drawn.
     pub fn eval(&mut self, l: usize, points: &Points) -> Result<Vec<f64>> {
         let n = self.paths.len();
         let path = self.paths.get_mut(l).ok_or_else(|| Error::InvalidParameter {
@@ -134,6 +135,7 @@ impl LazyRelease {
             value: l.to_string(),
             requirement: if n == 1 { "0 (the release has one path)" } else { "below the number of paths L" },
         })?;
+        points.check_finite("query")?;
         let mut values = path.path.eval(points, &mut self.rng)?;
         if let Some(range) = &self.range {
             values.iter_mut().for_each(|v| *v = range.to_data(*v));

@@ -351,7 +351,8 @@ impl Mechanism {
     }
 
     /// Releases exactly L paths at `query` (see the module docs). Nothing is
-    /// returned unless every step succeeded.
+    /// returned unless every step succeeded; a query point with a non-finite
+    /// coordinate is refused, naming it, before the data are touched.
     pub fn release(&self, data: &Dataset, query: &Query, rng: &mut ReleaseRng) -> Result<PrivateRelease> {
         self.release_with_progress(data, query, rng, &NoProgress)
     }
@@ -364,6 +365,7 @@ impl Mechanism {
         rng: &mut ReleaseRng,
         progress: &dyn Progress,
     ) -> Result<PrivateRelease> {
+        query.points().check_finite("query")?;
         let plan = self.plan(query)?;
         // The solve is over distinct covariates (repeats are aggregated): at most n, and at most
         // the number of nodes of a declared (or snapping) lattice — both public.

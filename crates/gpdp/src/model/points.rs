@@ -92,6 +92,24 @@ impl Points {
         Ok(())
     }
 
+    /// Checks that every coordinate is finite. The error (an
+    /// [`Error::Input`]) names the first offending point — its number from 1,
+    /// its 0-based index and its coordinates — with `what` saying which
+    /// points they are (e.g. "query").
+    pub fn check_finite(&self, what: &str) -> Result<()> {
+        match self.iter().position(|p| p.iter().any(|v| !v.is_finite())) {
+            None => Ok(()),
+            Some(i) => {
+                let coords: Vec<String> = self.row(i).iter().map(|v| v.to_string()).collect();
+                Err(Error::Input(format!(
+                    "{what} point {} (index {i}) is ({}): every coordinate must be a finite number",
+                    i + 1,
+                    coords.join(", ")
+                )))
+            }
+        }
+    }
+
     /// The points with the given indices.
     pub fn select(&self, idx: &[usize]) -> Points {
         let mut data = Vec::with_capacity(idx.len() * self.dim);
@@ -123,4 +141,19 @@ pub(crate) fn distance_unchecked(a: &[f64], b: &[f64]) -> f64 {
         return (a[0] - b[0]).abs();
     }
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>().sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_finite_points_are_named_by_number_index_and_coordinates() {
+        let p = Points::new(vec![0.1, 0.2, 0.5, f64::NAN, 0.3, f64::INFINITY], 2).unwrap();
+        let e = p.check_finite("query").unwrap_err();
+        assert!(matches!(e, Error::Input(_)));
+        assert_eq!(e.to_string(), "query point 2 (index 1) is (0.5, NaN): every coordinate must be a finite number");
+        assert!(Points::from_1d(&[0.0, 1.0]).check_finite("query").is_ok());
+        assert!(Points::from_1d(&[]).check_finite("query").is_ok());
+    }
 }
