@@ -151,3 +151,4 @@ pub use privacy::{
 };
 pub use rng::ReleaseRng;
 pub use sampling::auto::{SamplerPlan, SamplerPolicy, SamplerSummary};
+pub use mechanism::PosteriorSystem;
