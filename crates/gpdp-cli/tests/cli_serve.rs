@@ -558,7 +558,9 @@ fn a_client_that_sends_half_a_header_is_disconnected_after_the_timeout() {
     let mut silent = TcpStream::connect(&s.addr).unwrap();
     let mut idle = TcpStream::connect(&s.addr).unwrap();
     idle.write_all(b"GET /releases HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-    for (what, c) in [("half a header", &mut half), ("nothing", &mut silent), ("an idle keep-alive connection", &mut idle)] {
+    for (what, c) in
+        [("half a header", &mut half), ("nothing", &mut silent), ("an idle keep-alive connection", &mut idle)]
+    {
         let t = Instant::now();
         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut raw = Vec::new();

@@ -164,7 +164,10 @@ impl Config {
                 return Err(ServerError::Config(format!("{}: {name} must be ≥ 1", path.display())));
             }
         }
-        for (name, v) in [("header_read_timeout_secs", c.header_read_timeout_secs), ("body_read_timeout_secs", c.body_read_timeout_secs)] {
+        for (name, v) in [
+            ("header_read_timeout_secs", c.header_read_timeout_secs),
+            ("body_read_timeout_secs", c.body_read_timeout_secs),
+        ] {
             if v > 86_400 {
                 return Err(ServerError::Config(format!("{}: {name} must be at most 86400 (one day)", path.display())));
             }

@@ -137,10 +137,9 @@ impl Service {
             let revealed = self.stored_paths(&r.id, spec.draws as usize, dim)?;
             let bytes = memory::posterior_bytes(data.len(), dim)
                 + revealed.iter().map(|(p, _)| memory::path_bytes(p.len(), dim)).sum::<u64>();
-            let held = self.memory.reserve(
-                bytes + memory::fit_workspace_bytes(data.len()),
-                &format!("restoring release {}", r.id),
-            )?;
+            let held = self
+                .memory
+                .reserve(bytes + memory::fit_workspace_bytes(data.len()), &format!("restoring release {}", r.id))?;
             let lazy = mechanism.restore_paths_with(
                 &data,
                 self.config.max_revealed,
@@ -367,10 +366,10 @@ impl Service {
             let dim = e.domain.dim();
             let grow = memory::path_bytes(before + new, dim) - memory::path_bytes(before, dim);
             let work = memory::extend_workspace_bytes(live.data.len(), before, new);
-            Some(self.memory.reserve(
-                grow + work,
-                &format!("revealing {new} new point(s) on a path with {before} revealed"),
-            )?)
+            Some(
+                self.memory
+                    .reserve(grow + work, &format!("revealing {new} new point(s) on a path with {before} revealed"))?,
+            )
         } else {
             None
         };

@@ -136,6 +136,7 @@ pub mod rng;
 mod sampling;
 
 pub use error::{Error, Result};
+pub use mechanism::PosteriorSystem;
 pub use mechanism::{
     Diagnostics, HyperparameterSource, LazyRelease, Mechanism, MechanismParams, NoProgress, PrivateRelease, Progress,
     ReleaseReport,
@@ -151,4 +152,3 @@ pub use privacy::{
 };
 pub use rng::ReleaseRng;
 pub use sampling::auto::{SamplerPlan, SamplerPolicy, SamplerSummary};
-pub use mechanism::PosteriorSystem;
