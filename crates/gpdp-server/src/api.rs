@@ -3,13 +3,18 @@
 //! Every error is `{"error": "…"}` with a 4xx/5xx status; the server keeps
 //! serving after any bad request. Library calls (fitting, sampling, SQLite)
 //! run on the blocking pool.
+//!
+//! Bodies: a request whose `Content-Length` exceeds `max_body_bytes` is
+//! answered 413 before any of its body is read; a body (of any framing)
+//! must arrive in full within `body_read_timeout_secs`, else 408. Both
+//! answers close the connection.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -17,6 +22,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -217,6 +223,47 @@ async fn limit(State(app): Shared, ConnectInfo(addr): ConnectInfo<SocketAddr>, r
     }
 }
 
+/// `r` with `Connection: close` (its request's body may be unread).
+fn closing(mut r: Response) -> Response {
+    r.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    r
+}
+
+/// Reads every request's body before routing (see the module docs): 413
+/// for a declared length over the limit without reading, 413 for a body
+/// that turns out longer, 408 for one that does not arrive in time.
+async fn read_body(State(app): Shared, req: Request, next: Next) -> Response {
+    let max = app.svc.config.max_body_bytes;
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if let Some(len) = declared.and_then(|v| v.trim().parse::<u64>().ok()) {
+        if len > max as u64 {
+            return closing(
+                ServerError::TooLarge(format!(
+                    "request body too large: {len} bytes announced (Content-Length); at most {max} (max_body_bytes)"
+                ))
+                .into_response(),
+            );
+        }
+    }
+    let secs = app.svc.config.body_read_timeout_secs;
+    let (parts, body) = req.into_parts();
+    let read = tokio::time::timeout(Duration::from_secs(secs), Limited::new(body, max).collect()).await;
+    match read {
+        Ok(Ok(collected)) => next.run(Request::from_parts(parts, Body::from(collected.to_bytes()))).await,
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => closing(
+            ServerError::TooLarge(format!("request body too large: more than {max} bytes (max_body_bytes)"))
+                .into_response(),
+        ),
+        Ok(Err(e)) => closing(ServerError::BadRequest(format!("request body: {e}")).into_response()),
+        Err(_) => closing(
+            ServerError::Timeout(format!(
+                "request body: not received in full within {secs} s (body_read_timeout_secs)"
+            ))
+            .into_response(),
+        ),
+    }
+}
+
 /// The router over `app`.
 pub fn router(app: Arc<App>) -> Router {
     let max_body = app.svc.config.max_body_bytes;
@@ -231,6 +278,7 @@ pub fn router(app: Arc<App>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(middleware::from_fn_with_state(app.clone(), read_body))
         .layer(middleware::from_fn_with_state(app.clone(), limit))
         .with_state(app)
 }

@@ -51,6 +51,55 @@ pub struct Config {
     /// same number); 0 disables the limit.
     #[serde(default = "default_rate")]
     pub rate_limit_per_minute: u32,
+    /// Server-wide cap on the memory of the releases' state, in bytes: each
+    /// active release's posterior factor (8·n²) and its paths' factors
+    /// (8·N² for N revealed), plus the workspace of the batches being
+    /// evaluated. A creation or a batch that would exceed it is refused
+    /// (507) before anything is allocated.
+    #[serde(default = "default_max_state")]
+    pub max_state_bytes: u64,
+    /// Open connections at most; a connection beyond the limit is answered
+    /// 503 at once and closed (it is not queued).
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Open connections at most from one client address (503 beyond).
+    #[serde(default = "default_max_connections_per_client")]
+    pub max_connections_per_client: usize,
+    /// Seconds a client has to send a request's complete header (from the
+    /// moment the connection opens or its previous answer was sent, so an
+    /// idle keep-alive connection is closed after this long too).
+    #[serde(default = "default_header_timeout")]
+    pub header_read_timeout_secs: u64,
+    /// Seconds a client has to send a request's complete body once its
+    /// header has arrived (408 and the connection closed after that).
+    #[serde(default = "default_body_timeout")]
+    pub body_read_timeout_secs: u64,
+    /// How the posterior is solved: `per_record` (default: over the n
+    /// records as they are, so that the time and memory of creating and
+    /// evaluating a release depend only on public quantities) or
+    /// `distinct` (over the distinct covariates: faster with many repeated
+    /// covariates, but every client can time how many there are).
+    #[serde(default)]
+    pub posterior_system: SystemChoice,
+}
+
+/// The `posterior_system` key (see [`gpdp::PosteriorSystem`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemChoice {
+    #[default]
+    PerRecord,
+    Distinct,
+}
+
+impl SystemChoice {
+    /// The library's choice.
+    pub fn system(self) -> gpdp::PosteriorSystem {
+        match self {
+            SystemChoice::PerRecord => gpdp::PosteriorSystem::PerRecord,
+            SystemChoice::Distinct => gpdp::PosteriorSystem::Distinct,
+        }
+    }
 }
 
 fn default_bind() -> SocketAddr {
@@ -74,6 +123,21 @@ fn default_max_grid() -> usize {
 fn default_rate() -> u32 {
     6000
 }
+fn default_max_state() -> u64 {
+    4 << 30
+}
+fn default_max_connections() -> usize {
+    256
+}
+fn default_max_connections_per_client() -> usize {
+    32
+}
+fn default_header_timeout() -> u64 {
+    10
+}
+fn default_body_timeout() -> u64 {
+    30
+}
 
 impl Config {
     /// Reads and checks `path`; relative paths in it are relative to its folder.
@@ -90,9 +154,22 @@ impl Config {
             ("max_body_bytes", c.max_body_bytes),
             ("max_revealed", c.max_revealed),
             ("max_grid", c.max_grid),
+            ("max_connections", c.max_connections),
+            ("max_connections_per_client", c.max_connections_per_client),
+            ("header_read_timeout_secs", c.header_read_timeout_secs as usize),
+            ("body_read_timeout_secs", c.body_read_timeout_secs as usize),
+            ("max_state_bytes", c.max_state_bytes.min(usize::MAX as u64) as usize),
         ] {
             if v == 0 {
                 return Err(ServerError::Config(format!("{}: {name} must be ≥ 1", path.display())));
+            }
+        }
+        for (name, v) in [
+            ("header_read_timeout_secs", c.header_read_timeout_secs),
+            ("body_read_timeout_secs", c.body_read_timeout_secs),
+        ] {
+            if v > 86_400 {
+                return Err(ServerError::Config(format!("{}: {name} must be at most 86400 (one day)", path.display())));
             }
         }
         if c.max_grid < 2 {

@@ -21,6 +21,12 @@ pub enum ServerError {
     RateLimited(String),
     #[error("{0}")]
     Unavailable(String),
+    /// The server-wide state-memory cap (`max_state_bytes`) would be exceeded.
+    #[error("{0}")]
+    InsufficientStorage(String),
+    /// The request's body did not arrive within `body_read_timeout_secs`.
+    #[error("{0}")]
+    Timeout(String),
     #[error("storage: {0}")]
     Store(String),
     #[error(transparent)]
@@ -39,6 +45,8 @@ impl ServerError {
             ServerError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ServerError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             ServerError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ServerError::InsufficientStorage(_) => StatusCode::INSUFFICIENT_STORAGE,
+            ServerError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             ServerError::Library(e) => match e {
                 E::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
                 E::BudgetExceeded(_) => StatusCode::FORBIDDEN,

@@ -8,6 +8,8 @@
 pub mod api;
 pub mod config;
 pub mod error;
+pub mod memory;
+pub mod net;
 pub mod openapi;
 pub mod service;
 pub mod spec;
@@ -33,6 +35,8 @@ pub fn serve(config: &Path, bind: Option<SocketAddr>) -> Result<(), ServerError>
         .enable_all()
         .build()
         .map_err(|e| ServerError::Config(format!("starting the runtime: {e}")))?;
+    let limits = net::Limits::new(cfg.max_connections, cfg.max_connections_per_client);
+    let header_timeout = std::time::Duration::from_secs(cfg.header_read_timeout_secs);
     rt.block_on(async move {
         let bind = cfg.bind;
         let svc = tokio::task::spawn_blocking(move || service::Service::open(cfg))
@@ -46,12 +50,31 @@ pub fn serve(config: &Path, bind: Option<SocketAddr>) -> Result<(), ServerError>
         println!("listening on http://{addr}");
         use std::io::Write;
         let _ = std::io::stdout().flush();
-        let router = api::router(app).into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .map_err(|e| ServerError::Config(format!("serving: {e}")))
+        let router = api::router(app);
+        net::serve(listener, router, limits, header_timeout, shutdown_signal()).await;
+        Ok(())
     })
+}
+
+/// Completes on Ctrl-C (SIGINT) or, on Unix, SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = term => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -33,9 +33,11 @@ pub fn document() -> Value {
                     "responses": {
                         "201": {"description": "Created", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Release"}}}},
                         "400": error_response("Bad request"), "401": error_response("Missing or wrong token"),
-                        "403": error_response("Beyond the dataset's budget"), "413": error_response("Body too large"),
+                        "403": error_response("Beyond the dataset's budget"), "408": error_response("Body not received in time"),
+                        "413": error_response("Body too large"),
                         "422": error_response("Parameters refused by the accountant or data refused by the policy"),
-                        "429": error_response("Rate limited")
+                        "429": error_response("Rate limited"),
+                        "507": error_response("The server's state-memory cap (max_state_bytes) would be exceeded")
                     }
                 }
             },
@@ -61,10 +63,12 @@ pub fn document() -> Value {
                     "responses": {
                         "200": {"description": "Values", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EvalResponse"}}}},
                         "400": error_response("Bad points (dimension, NaN, outside the domain) or path"),
-                        "404": error_response("Unknown release"), "409": error_response("Retired"),
+                        "404": error_response("Unknown release"), "408": error_response("Body not received in time"),
+                        "409": error_response("Retired"),
                         "413": error_response("Too many points in the batch or revealed by the path"),
                         "422": error_response("Refused by the library"), "429": error_response("Rate limited"),
-                        "503": error_response("Unavailable")
+                        "503": error_response("Unavailable"),
+                        "507": error_response("The server's state-memory cap (max_state_bytes) would be exceeded")
                     }
                 }
             },
@@ -80,7 +84,8 @@ pub fn document() -> Value {
                         "200": {"description": "Grid values", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Grid"}}}},
                         "400": error_response("Bad grid"), "404": error_response("Unknown release"),
                         "409": error_response("Retired"), "413": error_response("Too many points revealed"),
-                        "429": error_response("Rate limited"), "503": error_response("Unavailable")
+                        "429": error_response("Rate limited"), "503": error_response("Unavailable"),
+                        "507": error_response("The server's state-memory cap (max_state_bytes) would be exceeded")
                     }
                 }
             },
@@ -107,7 +112,10 @@ pub fn document() -> Value {
                     "epsilon": {"type": "number"}, "delta": {"type": "number"}, "draws": {"type": "integer"},
                     "max_revealed": {"type": "integer"},
                     "revealed": {"type": "array", "items": {"type": "integer"}}, "report": {"type": "object"}}},
-                "ReleaseSpec": {"type": "object", "required": ["data", "kernel", "domain", "scale", "delta"], "additionalProperties": false, "properties": {
+                "ReleaseSpec": {"type": "object", "required": ["data", "kernel", "domain", "scale", "delta"], "additionalProperties": false,
+                    "description": "Exactly one of response_range and response_bound is required: the responses' scale is a public choice with no default.",
+                    "oneOf": [{"required": ["response_range"]}, {"required": ["response_bound"]}],
+                    "properties": {
                     "data": {"type": "string", "description": "A CSV file on the server"},
                     "x": {"type": "array", "items": {"type": "string"}}, "y": {"type": "string"},
                     "dataset": {"type": "string", "description": "The dataset's budget in the server's ledger"},
@@ -115,7 +123,8 @@ pub fn document() -> Value {
                     "ridge": {"type": "number"}, "scale": {"type": "number"}, "gp_noise": {"type": "number"},
                     "draws": {"type": "integer", "minimum": 1}, "delta": {"type": "number"},
                     "target_epsilon": {"type": "number"}, "max_epsilon": {"type": "number"},
-                    "response_bound": {"type": "number"}, "response_range": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2},
+                    "response_bound": {"type": "number", "description": "The bound M_Y on |y| in the data's units (or give response_range)"},
+                    "response_range": {"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2, "description": "The responses' plausible range [lo, hi] in data units, mapped onto [-1, 1] (or give response_bound)"},
                     "units": {"type": "string"}, "on_unbounded": {"type": "string", "enum": ["clip", "reject"]},
                     "sensitivity": {"type": "string"}, "bound": {"type": "string"}, "conversion": {"type": "string"}}}
             }

@@ -6,6 +6,14 @@
 //! before the values are returned. If the commit fails, the in-memory path
 //! is rebuilt from the store (the values that were not stored were never
 //! returned, so nothing revealed is lost or contradicted).
+//!
+//! Side channels: the posterior is solved over the n records as they are
+//! (`posterior_system = "per_record"`, the default), so the time and memory
+//! of creating a release and of every batch depend only on n, the
+//! dimension, the revealed counts and the batch — all public. The state
+//! memory of all releases is capped server-wide (`max_state_bytes`),
+//! estimated from the same public quantities, and refused before anything
+//! is allocated (docs/serve.md).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -18,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 use crate::error::ServerError;
+use crate::memory::{self, MemoryCap};
 use crate::spec::ReleaseSpec;
 use crate::store::{Store, StoredRelease};
 
@@ -38,6 +47,19 @@ struct Live {
     mechanism: Mechanism,
     data: Dataset,
     lazy: LazyRelease,
+    /// State memory this release holds against the server's cap (its
+    /// posterior and its paths' factors, estimated from public counts).
+    bytes: u64,
+}
+
+impl Live {
+    /// What the release holds now: the posterior of n records and each
+    /// path's factor of its revealed set.
+    fn held(&self) -> u64 {
+        let (n, dim) = (self.data.len(), self.data.dim());
+        memory::posterior_bytes(n, dim)
+            + self.lazy.paths().iter().map(|p| memory::path_bytes(p.revealed(), dim)).sum::<u64>()
+    }
 }
 
 pub struct Service {
@@ -45,6 +67,7 @@ pub struct Service {
     store: Mutex<Store>,
     ledger: Option<Mutex<Ledger>>,
     releases: RwLock<BTreeMap<String, Arc<Entry>>>,
+    memory: MemoryCap,
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -74,7 +97,8 @@ impl Service {
             None => None,
         };
         let stored = store.releases()?;
-        let svc = Service { config, store: Mutex::new(store), ledger, releases: RwLock::new(BTreeMap::new()) };
+        let memory = MemoryCap::new(config.max_state_bytes);
+        let svc = Service { config, store: Mutex::new(store), ledger, releases: RwLock::new(BTreeMap::new()), memory };
         for r in stored {
             let entry = svc.restore(&r);
             svc.releases.write().map_err(poisoned)?.insert(r.id.clone(), Arc::new(entry));
@@ -109,9 +133,22 @@ impl Service {
                 )));
             }
             let mechanism = spec.mechanism(data.len())?;
-            let revealed = self.stored_paths(&r.id, spec.draws as usize, entry.domain.dim())?;
-            let lazy = mechanism.restore_paths(&data, self.config.max_revealed, ReleaseRng::from_os()?, revealed)?;
-            Ok(Live { mechanism, data, lazy })
+            let dim = entry.domain.dim();
+            let revealed = self.stored_paths(&r.id, spec.draws as usize, dim)?;
+            let bytes = memory::posterior_bytes(data.len(), dim)
+                + revealed.iter().map(|(p, _)| memory::path_bytes(p.len(), dim)).sum::<u64>();
+            let held = self
+                .memory
+                .reserve(bytes + memory::fit_workspace_bytes(data.len()), &format!("restoring release {}", r.id))?;
+            let lazy = mechanism.restore_paths_with(
+                &data,
+                self.config.max_revealed,
+                ReleaseRng::from_os()?,
+                revealed,
+                self.config.posterior_system.system(),
+            )?;
+            held.keep(bytes);
+            Ok(Live { mechanism, data, lazy, bytes })
         })();
         match live {
             Ok(l) => entry.state = Mutex::new(Some(l)),
@@ -124,12 +161,17 @@ impl Service {
     }
 
     /// Creates a release (admin): reads the data, checks or calibrates the
-    /// mechanism, records it in the ledger (refused beyond the budget) and
-    /// the store, and returns its public description. No value is drawn yet.
+    /// mechanism, applies the data checks, fits the posterior (within the
+    /// server's memory cap), records it in the ledger (refused beyond the
+    /// budget) and the store, and returns its public description. No value
+    /// is drawn yet. Every refusal comes before the ledger's reservation, so
+    /// a refused release consumes no budget.
     pub fn create(&self, spec: ReleaseSpec) -> Result<Value, ServerError> {
         let (data, hash) = read_data(&spec)?;
         let mechanism = spec.mechanism(data.len())?;
-        data.check_domain(&mechanism.params().release.domain)?;
+        // The data policy (domain, clipping or rejection) before anything
+        // is reserved: a refused dataset consumes no budget.
+        mechanism.check_data(&data)?;
         let dataset = match (&self.ledger, &spec.dataset) {
             (Some(_), None) => {
                 return Err(ServerError::BadRequest(
@@ -150,7 +192,19 @@ impl Service {
         resolved.ridge = Some(mechanism.params().release.ridge);
         resolved.target_epsilon = None;
         resolved.data = std::fs::canonicalize(&spec.data).unwrap_or(spec.data.clone());
-        let lazy = mechanism.sample_paths(&data, self.config.max_revealed, ReleaseRng::from_os()?)?;
+        // The posterior of n records (public n), within the memory cap.
+        let (n, dim) = (data.len(), data.dim());
+        let bytes = memory::posterior_bytes(n, dim);
+        let held = self.memory.reserve(
+            bytes + memory::fit_workspace_bytes(n),
+            &format!("the posterior of this release (n = {n} records)"),
+        )?;
+        let lazy = mechanism.sample_paths_with(
+            &data,
+            self.config.max_revealed,
+            ReleaseRng::from_os()?,
+            self.config.posterior_system.system(),
+        )?;
         let mut store = self.store.lock().map_err(poisoned)?;
         let id = format!("r{}", store.next_number()?);
         let domain = mechanism.params().release.domain.clone();
@@ -202,8 +256,9 @@ impl Service {
             public: public.clone(),
             domain,
             draws: spec.draws as usize,
-            state: Mutex::new(Some(Live { mechanism, data, lazy })),
+            state: Mutex::new(Some(Live { mechanism, data, lazy, bytes })),
         };
+        held.keep(bytes);
         self.releases.write().map_err(poisoned)?.insert(id, Arc::new(entry));
         Ok(public)
     }
@@ -213,7 +268,9 @@ impl Service {
         let e = self.entry(id)?;
         self.store.lock().map_err(poisoned)?.set_status(id, "retired")?;
         *e.status.lock().map_err(poisoned)? = "retired".into();
-        *e.state.lock().map_err(poisoned)? = None;
+        if let Some(live) = e.state.lock().map_err(poisoned)?.take() {
+            self.memory.free(live.bytes);
+        }
         Ok(())
     }
 
@@ -301,7 +358,37 @@ impl Service {
         let mut guard = e.state.lock().map_err(poisoned)?;
         let live = guard.as_mut().ok_or_else(|| ServerError::Conflict(format!("release {} is retired", e.id)))?;
         let before = live.lazy.paths()[l].revealed();
-        let values = live.lazy.eval(l, points)?;
+        // The memory the new points need, from public counts, taken before
+        // anything is allocated (a batch beyond the path's own cap is left
+        // to the library's 413).
+        let new = live.lazy.paths()[l].unrevealed(points);
+        let reserved = if new > 0 && before + new <= self.config.max_revealed {
+            let dim = e.domain.dim();
+            let grow = memory::path_bytes(before + new, dim) - memory::path_bytes(before, dim);
+            let work = memory::extend_workspace_bytes(live.data.len(), before, new);
+            Some(
+                self.memory
+                    .reserve(grow + work, &format!("revealing {new} new point(s) on a path with {before} revealed"))?,
+            )
+        } else {
+            None
+        };
+        let values = live.lazy.eval(l, points);
+        // Whatever happened, account for what the release holds now.
+        let held = live.held();
+        match reserved {
+            Some(r) if held > live.bytes => {
+                let grow = held - live.bytes;
+                r.keep(grow);
+                live.bytes = held;
+            }
+            _ if held < live.bytes => {
+                self.memory.free(live.bytes - held);
+                live.bytes = held;
+            }
+            _ => {}
+        }
+        let values = values?;
         let path = &live.lazy.paths()[l];
         let after = path.revealed();
         if after > before {
@@ -315,8 +402,14 @@ impl Service {
                     e.id
                 );
                 let restored = self.rebuild(e, live);
+                let held = live.held();
+                if held < live.bytes {
+                    self.memory.free(live.bytes - held);
+                    live.bytes = held;
+                }
                 if let Err(r) = restored {
                     eprintln!("gpdp serve: release {}: rebuilding failed ({r}); marking it unavailable", e.id);
+                    self.memory.free(live.bytes);
                     *guard = None;
                     *e.status.lock().map_err(poisoned)? = "unavailable".into();
                 }
@@ -346,8 +439,13 @@ impl Service {
 
     fn rebuild(&self, e: &Entry, live: &mut Live) -> Result<(), ServerError> {
         let revealed = self.stored_paths(&e.id, e.draws, e.domain.dim())?;
-        live.lazy =
-            live.mechanism.restore_paths(&live.data, self.config.max_revealed, ReleaseRng::from_os()?, revealed)?;
+        live.lazy = live.mechanism.restore_paths_with(
+            &live.data,
+            self.config.max_revealed,
+            ReleaseRng::from_os()?,
+            revealed,
+            self.config.posterior_system.system(),
+        )?;
         Ok(())
     }
 

@@ -136,6 +136,7 @@ pub mod rng;
 mod sampling;
 
 pub use error::{Error, Result};
+pub use mechanism::PosteriorSystem;
 pub use mechanism::{
     Diagnostics, HyperparameterSource, LazyRelease, Mechanism, MechanismParams, NoProgress, PrivateRelease, Progress,
     ReleaseReport,

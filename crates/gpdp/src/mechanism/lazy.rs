@@ -15,6 +15,22 @@ use crate::sampling::{Process, SamplePath};
 /// The method name reported for lazy evaluation.
 pub const METHOD: &str = "lazy conditional Cholesky (one fixed draw per path, revealed batch by batch)";
 
+/// How the posterior behind lazy paths is solved. Both give the same
+/// posterior, so the same released law; they differ in cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PosteriorSystem {
+    /// Over the u distinct covariates, repeated ones aggregated (the
+    /// default): the cheapest, but the time and memory of fitting and of
+    /// every batch grow with u, which depends on the data.
+    #[default]
+    Distinct,
+    /// Over the n records as they are ([`crate::Posterior::fit_per_record`]):
+    /// the time and memory depend only on n, the dimension, the revealed
+    /// count and the batch — public quantities — never on how many records
+    /// share a covariate.
+    PerRecord,
+}
+
 /// One released path, evaluated on demand.
 #[derive(Debug, Clone)]
 pub struct PrivatePath {
@@ -37,6 +53,12 @@ impl PrivatePath {
     /// Points revealed so far.
     pub fn revealed(&self) -> usize {
         self.path.revealed()
+    }
+
+    /// How many distinct points of `q` this path has not revealed yet (what
+    /// evaluating `q` would add), without drawing anything.
+    pub fn unrevealed(&self, q: &Points) -> usize {
+        self.path.unrevealed(q)
     }
 }
 

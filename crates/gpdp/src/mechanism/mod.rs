@@ -54,7 +54,7 @@ use crate::resources::{Need, check_memory};
 use crate::rng::ReleaseRng;
 use crate::sampling::{Process, Sampler, SamplerPlan, SamplerPolicy, StateSpaceSampler};
 
-pub use lazy::{LazyRelease, PrivatePath};
+pub use lazy::{LazyRelease, PosteriorSystem, PrivatePath};
 pub use progress::{NoProgress, Progress};
 pub use report::{CalibrationSummary, DataPolicySummary, HyperparameterSource, ReleaseReport, statement};
 
@@ -342,10 +342,17 @@ impl Mechanism {
     }
 
     fn fit(&self, data: &Dataset) -> Result<(Process, PolicyOutcome, f64)> {
+        self.fit_with(data, PosteriorSystem::Distinct)
+    }
+
+    fn fit_with(&self, data: &Dataset, system: PosteriorSystem) -> Result<(Process, PolicyOutcome, f64)> {
         let t = Instant::now();
         let (data, outcome) = self.prepare(data)?;
         let r = &self.params.release;
-        let posterior = Posterior::fit(r.kernel, &data, r.ridge)?;
+        let posterior = match system {
+            PosteriorSystem::Distinct => Posterior::fit(r.kernel, &data, r.ridge)?,
+            PosteriorSystem::PerRecord => Posterior::fit_per_record(r.kernel, &data, r.ridge)?,
+        };
         let process = Process::new(posterior, r.scale, r.gp_noise)?;
         Ok((process, outcome, t.elapsed().as_secs_f64()))
     }
@@ -438,7 +445,21 @@ impl Mechanism {
     /// `max_points` distinct points (a public cap that fixes the jitter and
     /// bounds memory). The generator is kept by the release.
     pub fn sample_paths(&self, data: &Dataset, max_points: usize, rng: ReleaseRng) -> Result<LazyRelease> {
-        self.lazy_paths(data, max_points, rng, None)
+        self.lazy_paths(data, max_points, rng, None, PosteriorSystem::Distinct)
+    }
+
+    /// [`Self::sample_paths`] with the posterior solved as `system` says:
+    /// the released law is the same; [`PosteriorSystem::PerRecord`] makes
+    /// the cost of fitting and of every later batch independent of how many
+    /// records share a covariate (for servers whose timing is observable).
+    pub fn sample_paths_with(
+        &self,
+        data: &Dataset,
+        max_points: usize,
+        rng: ReleaseRng,
+        system: PosteriorSystem,
+    ) -> Result<LazyRelease> {
+        self.lazy_paths(data, max_points, rng, None, system)
     }
 
     /// [`Self::sample_paths`] for paths that have already revealed values —
@@ -462,7 +483,21 @@ impl Mechanism {
         rng: ReleaseRng,
         revealed: Vec<(Points, Vec<f64>)>,
     ) -> Result<LazyRelease> {
-        self.lazy_paths(data, max_points, rng, Some(revealed))
+        self.lazy_paths(data, max_points, rng, Some(revealed), PosteriorSystem::Distinct)
+    }
+
+    /// [`Self::restore_paths`] with the posterior solved as `system` says
+    /// (use the system the paths were created with, so that their cost
+    /// stays what it was; the law is the same either way).
+    pub fn restore_paths_with(
+        &self,
+        data: &Dataset,
+        max_points: usize,
+        rng: ReleaseRng,
+        revealed: Vec<(Points, Vec<f64>)>,
+        system: PosteriorSystem,
+    ) -> Result<LazyRelease> {
+        self.lazy_paths(data, max_points, rng, Some(revealed), system)
     }
 
     /// Fits the posterior and builds the lazy paths, new or restored.
@@ -472,8 +507,9 @@ impl Mechanism {
         max_points: usize,
         rng: ReleaseRng,
         revealed: Option<Vec<(Points, Vec<f64>)>>,
+        system: PosteriorSystem,
     ) -> Result<LazyRelease> {
-        let (process, outcome, fit_seconds) = self.fit(data)?;
+        let (process, outcome, fit_seconds) = self.fit_with(data, system)?;
         let diagnostics = Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 };
         LazyRelease::new(self, process, max_points, rng, diagnostics, revealed)
     }

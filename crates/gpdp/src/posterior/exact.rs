@@ -81,8 +81,39 @@ impl Posterior {
     /// a failed Cholesky factorisation (A not numerically positive
     /// definite — increase r).
     pub fn fit(kernel: Kernel, data: &Dataset, ridge: f64) -> Result<Self> {
-        crate::error::ridge(ridge)?;
         let (x, counts, ybar) = aggregate(data);
+        Self::fit_system(kernel, data, ridge, x, counts, ybar)
+    }
+
+    /// [`Self::fit`] without aggregating repeated covariates: the n × n
+    /// system K(X, X) + r²I of the records as they are.
+    ///
+    /// The posterior (μ_D, k_D) is the same as [`Self::fit`]'s (aggregation
+    /// is exact; the two agree up to rounding), and so is every law sampled
+    /// from it. What differs is the cost: here the work of fitting, and of
+    /// every later mean, variance or covariance, depends only on n, the
+    /// dimension and the query points — never on how many records share a
+    /// covariate. Use it when the time or memory of the computation is
+    /// observable by others (as in `gpdp serve`), at the price of the n × n
+    /// solve even for data with few distinct covariates. The smallest
+    /// eigenvalue of the system is at least r², whatever the data.
+    pub fn fit_per_record(kernel: Kernel, data: &Dataset, ridge: f64) -> Result<Self> {
+        let x = data.x().clone();
+        let counts = vec![1; data.len()];
+        let y = data.y().to_vec();
+        Self::fit_system(kernel, data, ridge, x, counts, y)
+    }
+
+    /// Factorises K(X, X) + r²C⁻¹ over the given (possibly aggregated) points.
+    fn fit_system(
+        kernel: Kernel,
+        data: &Dataset,
+        ridge: f64,
+        x: Points,
+        counts: Vec<usize>,
+        ybar: Vec<f64>,
+    ) -> Result<Self> {
+        crate::error::ridge(ridge)?;
         let n = x.len();
         check_dense("K(X, X) + r²C⁻¹ (distinct covariates)", n, n)?;
         let nf = n as f64;
@@ -424,6 +455,20 @@ mod failure_tests {
         let ev = a.self_adjoint_eigenvalues(faer::Side::Lower).unwrap();
         let want: f64 = ev.iter().map(|l| (l - r * r) / l).sum();
         assert!((p.effective_dimension() - want).abs() < 1e-12, "{} vs {want}", p.effective_dimension());
+        // The per-record system: the same posterior over all six records.
+        let pr = Posterior::fit_per_record(kern, &d, r).unwrap();
+        assert_eq!((pr.n(), pr.records()), (6, 6));
+        let (m2, v2) = pr.mean_and_variance(&q).unwrap();
+        for j in 0..q.len() {
+            assert!((m[j] - m2[j]).abs() < 1e-13 && (v[j] - v2[j]).abs() < 1e-13, "{j}");
+        }
+        let (c1, c2) = (p.covariance(&q, &q).unwrap(), pr.covariance(&q, &q).unwrap());
+        for i in 0..q.len() {
+            for j in 0..q.len() {
+                assert!((c1[(i, j)] - c2[(i, j)]).abs() < 1e-13, "{i} {j}");
+            }
+        }
+        assert!((pr.effective_dimension() - want).abs() < 1e-12);
         // Three records at one point with a tiny ridge: one node, noise r²/3.
         let same = Dataset::new(Points::from_1d(&[0.5, 0.5, 0.5]), vec![1.0, 0.0, -1.0]).unwrap();
         let p = Posterior::fit(Kernel::exponential(1.0).unwrap(), &same, 1e-100).unwrap();

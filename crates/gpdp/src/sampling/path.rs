@@ -145,6 +145,12 @@ impl SamplePath {
         self.values.len()
     }
 
+    /// How many distinct points of `q` are not revealed yet.
+    pub fn unrevealed(&self, q: &Points) -> usize {
+        let mut pending = std::collections::HashSet::new();
+        q.iter().map(key).filter(|k| !self.index.contains_key(k) && pending.insert(k.clone())).count()
+    }
+
     /// The path's values at `q`, sampling new points conditionally.
     pub fn eval(&mut self, q: &Points, rng: &mut ReleaseRng) -> Result<Vec<f64>> {
         if q.dim() != self.revealed.dim() {
