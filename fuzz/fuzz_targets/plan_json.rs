@@ -6,7 +6,7 @@
 //! writes back (serde_json) to a document that reads as the same plan.
 #![no_main]
 
-use gpdp::model::units::ResponseRange;
+use gpdp::model::units::{ResponseRange, ResponseScale};
 use gpdp::plan::Plan;
 use gpdp::{Domain, Kernel, KernelKind, MechanismParams, ReleaseParams};
 use libfuzzer_sys::fuzz_target;
@@ -21,15 +21,19 @@ fuzz_target!(|bytes: &[u8]| {
     }
     let Ok(kind) = plan.fit.kernel.parse::<KernelKind>() else { return };
     let Ok(domain) = plan.release.domain.parse::<Domain>() else { return };
-    if let Some(r) = plan.release.response_range {
-        let Ok(_) = ResponseRange::new(r.lo, r.hi) else { return };
-    }
+    let scale = match plan.release.response_range {
+        Some(r) => match ResponseRange::new(r.lo, r.hi) {
+            Ok(r) => ResponseScale::Range(r),
+            Err(_) => return,
+        },
+        None => ResponseScale::Bound(plan.release.response_bound),
+    };
     let h = plan.fit.hyper;
     let Ok(kernel) = Kernel::new(kind, h.lengthscale) else { return };
     let n = plan.release.n.clamp(1, 1 << 20);
     let ridge = plan.fitted_ridge.max(1e-3);
     let r = ReleaseParams::new(kernel, domain, n, ridge, h.scale);
-    let Ok(m) = MechanismParams::new(r, plan.release.delta).check() else { return };
+    let Ok(m) = MechanismParams::new(r, plan.release.delta, scale).check() else { return };
     let e = m.privacy().epsilon;
     assert!(e >= 0.0 && !e.is_nan(), "ε = {e}");
 });

@@ -180,7 +180,13 @@ fn corrupted_shard_files_are_refused_naming_the_file() {
         shards.push(d);
     }
     let honest = t.path().join("honest");
-    gpdp(&strings(&["merge", "--out", honest.to_str().unwrap(), shards[0].to_str().unwrap(), shards[1].to_str().unwrap()]));
+    gpdp(&strings(&[
+        "merge",
+        "--out",
+        honest.to_str().unwrap(),
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+    ]));
     let bytes = std::fs::read(shards[1].join("shard.cbor")).unwrap();
     let len = bytes.len();
     // The least significant mantissa bit of the last double (CBOR 0xfb + 8
@@ -188,17 +194,34 @@ fn corrupted_shard_files_are_refused_naming_the_file() {
     let value = (0..len - 8).rev().find(|&i| bytes[i] == 0xfb).expect("a double in the shard") + 8;
     let mut cases: Vec<(String, Box<dyn Fn(&mut Vec<u8>)>)> = Vec::new();
     for (pos, bit) in [(0, 0), (1, 3), (len / 3, 7), (len / 2, 0), (2 * len / 3, 5), (value, 0), (len - 1, 1)] {
-        cases.push((format!("bit {bit} of byte {pos} of {len} flipped"), Box::new(move |b: &mut Vec<u8>| b[pos] ^= 1 << bit)));
+        cases.push((
+            format!("bit {bit} of byte {pos} of {len} flipped"),
+            Box::new(move |b: &mut Vec<u8>| b[pos] ^= 1 << bit),
+        ));
     }
     for extra in ["\n", "garbage", "\u{0}"] {
-        cases.push((format!("{:?} appended", extra), Box::new(move |b: &mut Vec<u8>| b.extend_from_slice(extra.as_bytes()))));
+        cases.push((
+            format!("{:?} appended", extra),
+            Box::new(move |b: &mut Vec<u8>| b.extend_from_slice(extra.as_bytes())),
+        ));
     }
-    cases.push(("truncated by one byte".into(), Box::new(|b: &mut Vec<u8>| { b.pop(); })));
+    cases.push((
+        "truncated by one byte".into(),
+        Box::new(|b: &mut Vec<u8>| {
+            b.pop();
+        }),
+    ));
     for (k, (what, edit)) in cases.iter().enumerate() {
         let bad = t.path().join(format!("bad-{k}"));
         corrupt_copy(&shards[1], &bad, edit);
         let out = t.path().join(format!("out-{k}"));
-        let e = refused(&strings(&["merge", "--out", out.to_str().unwrap(), shards[0].to_str().unwrap(), bad.to_str().unwrap()]));
+        let e = refused(&strings(&[
+            "merge",
+            "--out",
+            out.to_str().unwrap(),
+            shards[0].to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ]));
         let file = bad.join("shard.cbor").display().to_string();
         assert!(e.contains(&file), "{what}: the message names {file}: {e}");
         assert!(!out.exists(), "{what}: nothing is written on refusal");

@@ -289,7 +289,10 @@ pub fn merge<T>(files: Vec<(String, ShardFile<T>)>) -> Result<Merged<T>> {
     }
     if seen.len() < count {
         let missing = (0..count).filter(|i| !seen.contains_key(i)).map(|i| format!("{i}/{count}"));
-        return Err(Error::Shard(format!("merge: missing shard(s) {} of this run", brief(missing, count - seen.len()))));
+        return Err(Error::Shard(format!(
+            "merge: missing shard(s) {} of this run",
+            brief(missing, count - seen.len())
+        )));
     }
     // Every shard holds exactly its units and all N are here: the results
     // number `units` in all.
