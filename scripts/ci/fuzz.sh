@@ -46,7 +46,7 @@ for t in $targets; do
   mkdir -p "corpus/$t" "artifacts/$t"
   # -timeout: one input taking longer than 10 s is a finding (a hang), as is -rss_limit_mb.
   if "$bin/$t" "corpus/$t" "seeds/$t" -max_total_time="$secs" -rss_limit_mb="$rss" -timeout=10 \
-    -max_len=4096 -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "logs/$t.log" 2>&1; then
+    -print_final_stats=1 -artifact_prefix="artifacts/$t/" > "logs/$t.log" 2>&1; then
     status=ok
   else
     status=FAILED

@@ -156,7 +156,7 @@ fn merged_excursion_2d_shards_equal_the_unsharded_study() {
 }
 
 /// A copy of shard folder `from` as `to` with its shard file changed by `edit`.
-fn corrupt_copy(from: &Path, to: &Path, edit: impl FnOnce(&mut Vec<u8>)) {
+fn corrupt_copy(from: &Path, to: &Path, edit: impl Fn(&mut Vec<u8>)) {
     std::fs::create_dir_all(to).unwrap();
     for (name, mut bytes) in files(from) {
         if name == "shard.cbor" {
