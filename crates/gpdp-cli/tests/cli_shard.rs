@@ -155,6 +155,9 @@ fn merged_excursion_2d_shards_equal_the_unsharded_study() {
     sharded_equals_unsharded(&["excursion", "2d"], &flags, 2);
 }
 
+/// A change made to a shard file.
+type Edit = Box<dyn Fn(&mut Vec<u8>)>;
+
 /// A copy of shard folder `from` as `to` with its shard file changed by `edit`.
 fn corrupt_copy(from: &Path, to: &Path, edit: impl Fn(&mut Vec<u8>)) {
     std::fs::create_dir_all(to).unwrap();
@@ -192,7 +195,7 @@ fn corrupted_shard_files_are_refused_naming_the_file() {
     // The least significant mantissa bit of the last double (CBOR 0xfb + 8
     // bytes, big-endian): a change of one ulp, which used to merge silently.
     let value = (0..len - 8).rev().find(|&i| bytes[i] == 0xfb).expect("a double in the shard") + 8;
-    let mut cases: Vec<(String, Box<dyn Fn(&mut Vec<u8>)>)> = Vec::new();
+    let mut cases: Vec<(String, Edit)> = Vec::new();
     for (pos, bit) in [(0, 0), (1, 3), (len / 3, 7), (len / 2, 0), (2 * len / 3, 5), (value, 0), (len - 1, 1)] {
         cases.push((
             format!("bit {bit} of byte {pos} of {len} flipped"),
@@ -201,7 +204,7 @@ fn corrupted_shard_files_are_refused_naming_the_file() {
     }
     for extra in ["\n", "garbage", "\u{0}"] {
         cases.push((
-            format!("{:?} appended", extra),
+            format!("{extra:?} appended"),
             Box::new(move |b: &mut Vec<u8>| b.extend_from_slice(extra.as_bytes())),
         ));
     }
