@@ -11,7 +11,7 @@
 #      --dependency=afterok:<array job>; diff -r FULL MERGED;
 #   3. resume: shard 1 deleted, merge.sh must refuse; `sbatch --array=1,2` redoes 1 and skips 2;
 #      merge again; diff -r FULL MERGED again;
-#   4. `gpdp merge` must refuse missing, duplicate and mismatched shards.
+#   4. `gpdp merge` must refuse missing, duplicate and mismatched shards, and corrupted shard files.
 # Everything it started is stopped and the temp dir removed on any exit (KEEP_TMP=1 keeps the dir).
 set -euo pipefail -o errtrace
 
@@ -295,6 +295,14 @@ run_study() {
   "$GPDP" "${other[@]}" --shard 3/$TASKS --out "$d/seed7-shard-3" > "$W/logs/$s-seed7.log" 2>&1 ||
     fail "$s: shard 3 with --seed 7 failed (log: $W/logs/$s-seed7.log)"
   must_fail "$s: gpdp merge, shard 3 of a run with another --seed" "" "$GPDP" merge --out "$d/bad5" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$d/seed7-shard-3"
+  # a corrupted shard file (one flipped bit in its last byte, inside the last value; then a
+  # byte appended) is refused by its checksum, naming the file
+  cp -r "$sh/shard-1" "$d/flipped-1"
+  python3 -c 'import sys; p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[-1] ^= 1; open(p, "wb").write(b)' "$d/flipped-1/shard.cbor"
+  must_fail "$s: gpdp merge, a flipped bit in shard 1" "flipped-1/shard.cbor: checksum mismatch" "$GPDP" merge --out "$d/bad6" "$sh/shard-0" "$d/flipped-1" "$sh/shard-2" "$sh/shard-3"
+  cp -r "$sh/shard-1" "$d/appended-1"
+  printf 'x' >> "$d/appended-1/shard.cbor"
+  must_fail "$s: gpdp merge, a byte appended to shard 1" "trailing byte(s)" "$GPDP" merge --out "$d/bad7" "$sh/shard-0" "$d/appended-1" "$sh/shard-2" "$sh/shard-3"
   if [[ -n ${PREV_SHARDS:-} ]]; then
     must_fail "$s: gpdp merge, shard 3 of another study" "" "$GPDP" merge --out "$d/bad4" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$PREV_SHARDS/shard-3"
   fi

@@ -201,6 +201,49 @@ fn end_to_end_on_the_fixtures() {
     assert!(err.contains("not empty") && err.contains("--force"), "{err}");
 }
 
+/// Every file under `dir` (path relative to it → bytes), recursively.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().map(|e| e.unwrap()) {
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn seeded_runs_write_identical_files() {
+    // Two runs with the same --seed write the same bytes in every file,
+    // selected.json included: the fit's and the sampling's timings go to
+    // stderr only.
+    let t = tempfile::tempdir().unwrap();
+    let mut trees = Vec::new();
+    for run in ["a", "b"] {
+        let out = t.path().join(run).to_str().unwrap().to_string();
+        let mut args = real_args(&out);
+        args.extend(["--seed".into(), "11".into(), "--paths".into(), "1".into()]);
+        let (_, stderr) = run_ok(&args);
+        assert!(stderr.contains("release: fit ") && stderr.contains(" s, sampling "), "{stderr}");
+        trees.push(tree(Path::new(&out)));
+    }
+    let (a, b) = (&trees[0], &trees[1]);
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    assert!(a.contains_key("selected.json") && a.contains_key("release/report.json"), "{:?}", a.keys());
+    for (name, bytes) in a {
+        assert!(bytes == &b[name], "{name} differs between two runs with --seed 11");
+    }
+    let sel: Value = serde_json::from_slice(&a["selected.json"]).unwrap();
+    assert!(!String::from_utf8_lossy(&a["selected.json"]).contains("seconds"), "no timings in selected.json");
+    assert!(sel["release_diagnostics"]["policy"].is_object(), "{}", sel["release_diagnostics"]);
+}
+
 #[test]
 fn published_constants_are_labelled_and_private_runs_are_marked() {
     let t = tempfile::tempdir().unwrap();

@@ -154,3 +154,85 @@ fn merged_excursion_2d_shards_equal_the_unsharded_study() {
     ];
     sharded_equals_unsharded(&["excursion", "2d"], &flags, 2);
 }
+
+/// A change made to a shard file.
+type Edit = Box<dyn Fn(&mut Vec<u8>)>;
+
+/// A copy of shard folder `from` as `to` with its shard file changed by `edit`.
+fn corrupt_copy(from: &Path, to: &Path, edit: impl Fn(&mut Vec<u8>)) {
+    std::fs::create_dir_all(to).unwrap();
+    for (name, mut bytes) in files(from) {
+        if name == "shard.cbor" {
+            edit(&mut bytes);
+        }
+        std::fs::write(to.join(name), bytes).unwrap();
+    }
+}
+
+#[test]
+fn corrupted_shard_files_are_refused_naming_the_file() {
+    let t = tempfile::tempdir().unwrap();
+    let flags: Vec<&str> = MIA.iter().copied().chain(["10"]).collect();
+    let mut shards = Vec::new();
+    for i in 0..2 {
+        let d = t.path().join(format!("shard-{i}"));
+        let mut args = strings(&["mia", "sweep"]);
+        args.extend(strings(&flags));
+        args.extend(strings(&["--out", d.to_str().unwrap(), "--shard", &format!("{i}/2")]));
+        gpdp(&args);
+        shards.push(d);
+    }
+    let honest = t.path().join("honest");
+    gpdp(&strings(&[
+        "merge",
+        "--out",
+        honest.to_str().unwrap(),
+        shards[0].to_str().unwrap(),
+        shards[1].to_str().unwrap(),
+    ]));
+    let bytes = std::fs::read(shards[1].join("shard.cbor")).unwrap();
+    let len = bytes.len();
+    // The least significant mantissa bit of the last double (CBOR 0xfb + 8
+    // bytes, big-endian): a change of one ulp, which used to merge silently.
+    let value = (0..len - 8).rev().find(|&i| bytes[i] == 0xfb).expect("a double in the shard") + 8;
+    let mut cases: Vec<(String, Edit)> = Vec::new();
+    for (pos, bit) in [(0, 0), (1, 3), (len / 3, 7), (len / 2, 0), (2 * len / 3, 5), (value, 0), (len - 1, 1)] {
+        cases.push((
+            format!("bit {bit} of byte {pos} of {len} flipped"),
+            Box::new(move |b: &mut Vec<u8>| b[pos] ^= 1 << bit),
+        ));
+    }
+    for extra in ["\n", "garbage", "\u{0}"] {
+        cases.push((
+            format!("{extra:?} appended"),
+            Box::new(move |b: &mut Vec<u8>| b.extend_from_slice(extra.as_bytes())),
+        ));
+    }
+    cases.push((
+        "truncated by one byte".into(),
+        Box::new(|b: &mut Vec<u8>| {
+            b.pop();
+        }),
+    ));
+    for (k, (what, edit)) in cases.iter().enumerate() {
+        let bad = t.path().join(format!("bad-{k}"));
+        corrupt_copy(&shards[1], &bad, edit);
+        let out = t.path().join(format!("out-{k}"));
+        let e = refused(&strings(&[
+            "merge",
+            "--out",
+            out.to_str().unwrap(),
+            shards[0].to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ]));
+        let file = bad.join("shard.cbor").display().to_string();
+        assert!(e.contains(&file), "{what}: the message names {file}: {e}");
+        assert!(!out.exists(), "{what}: nothing is written on refusal");
+        if k == 5 {
+            assert!(e.contains("checksum mismatch"), "{what}: {e}");
+        }
+        if what.contains("appended") {
+            assert!(e.contains("trailing byte(s)"), "{what}: {e}");
+        }
+    }
+}

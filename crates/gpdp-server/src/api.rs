@@ -154,6 +154,13 @@ struct EvalBody {
     path: usize,
 }
 
+/// The (points, path) of a `POST /releases/{id}/eval` body, parsed as the
+/// route parses it (public for the fuzz target `server_eval`).
+pub fn parse_eval_body(bytes: &[u8]) -> Result<(Vec<Vec<f64>>, usize), ServerError> {
+    let b: EvalBody = body(Ok(Bytes::copy_from_slice(bytes)))?;
+    Ok((b.points, b.path))
+}
+
 async fn eval(
     State(app): Shared,
     Path(id): Path<String>,

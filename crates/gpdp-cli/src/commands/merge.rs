@@ -1,6 +1,7 @@
 //! `gpdp merge`: combine the shards of a sharded study (`--shard I/N`) into
 //! the outputs of the unsharded run — byte-identical tables, CSVs and
-//! figures — refusing missing, duplicate or mismatched shards.
+//! figures — refusing missing, duplicate or mismatched shards, and
+//! corrupted shard files (checksum, trailing bytes), naming the file.
 
 use std::path::{Path, PathBuf};
 
@@ -84,10 +85,17 @@ fn bytes_of(d: &Path) -> Result<Vec<u8>> {
         .with_context(|| format!("{}: not a shard folder (no {SHARD_FILE}; did its task finish?)", d.display()))
 }
 
+/// The shard file of a shard folder as messages name it.
+fn file_name(d: &Path) -> String {
+    d.join(SHARD_FILE).display().to_string()
+}
+
+/// Every shard, checked (checksum, no trailing bytes, this study's results)
+/// and named by its file.
 fn read<T: DeserializeOwned>(dirs: &[PathBuf]) -> Result<Vec<(String, ShardFile<T>)>> {
     dirs.iter()
         .map(|d| {
-            let name = d.display().to_string();
+            let name = file_name(d);
             Ok((name.clone(), gpdp_experiments::shard::from_bytes(&name, &bytes_of(d)?)?))
         })
         .collect()
@@ -97,7 +105,7 @@ pub fn run(a: MergeArgs) -> Result<()> {
     // The study decides the type of the results; every shard must be of it.
     let mut study = String::new();
     for d in &a.shards {
-        let s = gpdp_experiments::shard::study_of(&d.display().to_string(), &bytes_of(d)?)?;
+        let s = gpdp_experiments::shard::study_of(&file_name(d), &bytes_of(d)?)?;
         if study.is_empty() {
             study = s;
         } else if s != study {
