@@ -216,9 +216,10 @@ impl Ledger {
     }
 
     /// Opens the existing ledger at `path` for reading only: nothing is
-    /// written to it, and neither it nor its directory need be writable
-    /// (when the directory cannot hold SQLite's WAL index and there is no
-    /// write-ahead log, the file is read as immutable). Refused like [`Ledger::open`] if it is not a gpdp
+    /// written to it (nor any file created next to it), and neither it nor
+    /// its directory need be writable: without a write-ahead log (no other
+    /// connection open) the file is read as immutable — a snapshot, meant
+    /// for a short read — else through SQLite's locks. Refused like [`Ledger::open`] if it is not a gpdp
     /// ledger, and if it does not exist. [`Ledger::init`],
     /// [`Ledger::reserve`] and [`Ledger::commit`] are refused on it.
     pub fn open_read_only(path: &Path) -> Result<Self> {

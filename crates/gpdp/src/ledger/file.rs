@@ -14,10 +14,14 @@
 //!   linked into place (without replacing a file that appeared meanwhile),
 //!   and the directory is fsynced; on any failure the temporary file is
 //!   removed.
-//! - **Reading needs no write access.** [`open_read_only`] opens the file
-//!   with `SQLITE_OPEN_READONLY`; when the directory cannot hold the WAL
-//!   index (`-shm`) and there is no write-ahead log, it reads the file as
-//!   immutable.
+//! - **Reading needs no write access and leaves no trace.** [`open_read_only`]
+//!   opens a file without a write-ahead log (no connection is open: the
+//!   last one to close checkpoints and removes it) as `immutable`, which
+//!   creates no `-wal`/`-shm` files; with a write-ahead log present it opens
+//!   it `SQLITE_OPEN_READONLY` through SQLite's locks. An immutable
+//!   connection takes no locks: it is meant for a short read (`ledger
+//!   show`); a writer that starts and checkpoints during that read is not
+//!   seen.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -124,7 +128,9 @@ fn classify(path: &Path) -> Result<Kind> {
     match id {
         APPLICATION_ID => Ok(Kind::Ledger),
         0 => Ok(Kind::Unmarked),
-        other => Err(not_a_ledger(path, &format!("an SQLite database of another application: application id {other:#010x}"))),
+        other => {
+            Err(not_a_ledger(path, &format!("an SQLite database of another application: application id {other:#010x}")))
+        }
     }
 }
 
@@ -345,37 +351,40 @@ pub(super) fn open_read_only(path: &Path) -> Result<Connection> {
     match std::fs::symlink_metadata(path) {
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::Input(format!(
-                "no ledger at {} (create one with gpdp ledger init)",
-                path.display()
-            )));
+            return Err(Error::Input(format!("no ledger at {} (create one with gpdp ledger init)", path.display())));
         }
         Err(e) => return Err(io("cannot open", path, e)),
     }
     if classify(path)? == Kind::Unmarked {
         check_unmarked(path)?;
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let normal = Connection::open_with_flags(path, flags).and_then(|c| {
-        c.busy_timeout(super::BUSY_TIMEOUT)?;
-        c.execute_batch("PRAGMA query_only = ON;")?;
-        // A WAL database is only really opened at the first read.
-        c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
-        Ok(c)
-    });
-    let conn = match normal {
-        Ok(c) => c,
-        // Without write access to the directory SQLite cannot make the WAL
-        // index; with no write-ahead log the main file is the whole
-        // database, and it is read as immutable.
-        Err(e) if !sidecar(path, "-wal").exists() => open_immutable(path).map_err(|_| db(e, path))?,
-        Err(e) => {
-            return Err(Error::Input(format!(
-                "ledger {}: cannot read it without write access while it has a write-ahead log ({}-wal): {e}; open it once with write access (e.g. gpdp ledger show as its owner)",
-                path.display(),
-                path.display()
-            )));
-        }
+    let wal = sidecar(path, "-wal");
+    let conn = if wal.exists() {
+        // Another connection is open (or one ended uncleanly): read through
+        // SQLite's locks and the write-ahead log, which needs the WAL index
+        // (`-shm`) to exist or be creatable.
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        Connection::open_with_flags(path, flags)
+            .and_then(|c| {
+                c.busy_timeout(super::BUSY_TIMEOUT)?;
+                c.execute_batch("PRAGMA query_only = ON;")?;
+                // A WAL database is only really opened at the first read.
+                c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get::<_, i64>(0))?;
+                Ok(c)
+            })
+            .map_err(|e| {
+                Error::Input(format!(
+                    "ledger {}: cannot read it read-only while it has a write-ahead log ({}): {e}; a gpdp process may be using it — retry, or open it once with write access",
+                    path.display(),
+                    wal.display()
+                ))
+            })?
+    } else {
+        // No connection is open (the last one to close checkpoints the log
+        // into the file and removes it): the file is the whole database.
+        // Read it as immutable, which creates no `-wal`/`-shm` files and so
+        // needs no write access to the directory.
+        open_immutable(path)?
     };
     check_schema(&conn, path)?;
     Ok(conn)

@@ -179,11 +179,8 @@ fn new_ledgers_are_marked_and_old_ones_still_open() {
     {
         let c = Connection::open(&old).unwrap();
         c.execute_batch(&format!("PRAGMA journal_mode = WAL; {}", file::SCHEMA)).unwrap();
-        c.execute(
-            "INSERT INTO budgets VALUES ('sensors', 20.0, 1e-5, 'improved', '2026-01-01T00:00:00Z')",
-            [],
-        )
-        .unwrap();
+        c.execute("INSERT INTO budgets VALUES ('sensors', 20.0, 1e-5, 'improved', '2026-01-01T00:00:00Z')", [])
+            .unwrap();
     }
     assert_eq!(&std::fs::read(&old).unwrap()[68..72], [0, 0, 0, 0]);
     let before = std::fs::read(&old).unwrap();
@@ -221,6 +218,14 @@ fn read_only_ledgers_read_and_refuse_writes() {
     }
     drop(ro);
     assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(sidecars_of(&path).is_empty(), "{:?}", sidecars_of(&path));
+    // With a writer's connection open (a write-ahead log present), a
+    // read-only open reads through SQLite's locks and sees its commits.
+    let mut w = Ledger::open(&path).unwrap();
+    w.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
+    assert!(!sidecars_of(&path).is_empty());
+    assert_eq!(Ledger::open_read_only(&path).unwrap().entries("sensors").unwrap().len(), 2);
+    drop(w);
     let e = Ledger::open_read_only(&path.with_file_name("missing.sqlite")).unwrap_err().to_string();
     assert!(e.contains("no ledger at") && e.contains("gpdp ledger init"), "{e}");
     assert!(!path.with_file_name("missing.sqlite").exists());
