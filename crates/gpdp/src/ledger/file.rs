@@ -252,6 +252,28 @@ fn sync_dir(dir: &Path) -> std::io::Result<()> {
     }
 }
 
+/// Builds a complete ledger in the new, empty file `tmp`, closed and fsynced.
+fn build(tmp: &Path) -> std::result::Result<(), String> {
+    let conn = Connection::open_with_flags(tmp, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|e| e.to_string())?;
+    conn.execute_batch(&format!(
+        "PRAGMA synchronous = FULL;
+         PRAGMA application_id = {};
+         PRAGMA user_version = {SCHEMA_VERSION};
+         BEGIN IMMEDIATE;
+         {SCHEMA}
+         COMMIT;
+         PRAGMA journal_mode = WAL;",
+        APPLICATION_ID as i32
+    ))
+    .map_err(|e| e.to_string())?;
+    conn.close().map_err(|(_, e)| e.to_string())?;
+    // The WAL was checkpointed and removed by the close: the main file
+    // is the whole database.
+    File::open(tmp).and_then(|f| f.sync_all()).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
 /// Creates a new, empty ledger at `path` atomically (see the module
 /// documentation). Returns `Ok(false)` without touching anything if a file
 /// appeared at `path` meanwhile (another process created it).
@@ -268,27 +290,7 @@ fn create(path: &Path) -> Result<bool> {
     let tmp = dir.join(tmp_name);
     let cannot = |e: String| Error::Input(format!("ledger {}: cannot create it: {e}", path.display()));
     OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| cannot(e.to_string()))?;
-    let built = (|| -> std::result::Result<(), String> {
-        let conn =
-            Connection::open_with_flags(&tmp, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-                .map_err(|e| e.to_string())?;
-        conn.execute_batch(&format!(
-            "PRAGMA synchronous = FULL;
-             PRAGMA application_id = {};
-             PRAGMA user_version = {SCHEMA_VERSION};
-             BEGIN IMMEDIATE;
-             {SCHEMA}
-             COMMIT;
-             PRAGMA journal_mode = WAL;",
-            APPLICATION_ID as i32
-        ))
-        .map_err(|e| e.to_string())?;
-        conn.close().map_err(|(_, e)| e.to_string())?;
-        // The WAL was checkpointed and removed by the close: the main file
-        // is the whole database.
-        File::open(&tmp).and_then(|f| f.sync_all()).map_err(|e| e.to_string())?;
-        Ok(())
-    })();
+    let built = build(&tmp);
     if let Err(e) = built {
         remove_temporary(&tmp);
         return Err(cannot(e));
