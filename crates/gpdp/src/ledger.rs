@@ -23,6 +23,15 @@
 //! over-count (a release that never published), never under-count.
 //! Concurrent releases serialise on SQLite's write lock during step 1, so
 //! together they never exceed the budget.
+//!
+//! The caller checks the data against the release's public data policy
+//! (`Mechanism::check_data`) *before* step 1, so that a refused release
+//! records nothing. The file itself: only a gpdp ledger (SQLite application
+//! id [`APPLICATION_ID`], the ledger's tables) is ever written to — anything
+//! else is refused and left byte-identical; a new ledger appears complete or
+//! not at all; [`Ledger::open_read_only`] needs no write access. Dataset
+//! names are exact strings; [`names`] has how near-duplicates are refused and
+//! how names are shown (docs/ledger.md).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,6 +44,13 @@ use crate::model::draws::Draws;
 use crate::model::kernel::{Kernel, KernelKind};
 use crate::privacy::accountant::{Accountant, ReleaseParams};
 use crate::privacy::conversion::Conversion;
+
+mod file;
+pub mod names;
+
+use file::db;
+pub use file::{APPLICATION_ID, SCHEMA_VERSION};
+use names::quoted;
 
 /// How long a release waits for another process's ledger transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -162,10 +178,7 @@ pub struct Reservation {
 pub struct Ledger {
     conn: Connection,
     path: PathBuf,
-}
-
-fn db(e: rusqlite::Error, path: &Path) -> Error {
-    Error::Input(format!("ledger {}: {e}", path.display()))
+    read_only: bool,
 }
 
 fn now() -> String {
@@ -187,34 +200,46 @@ fn now() -> String {
 }
 
 impl Ledger {
-    /// Opens (creating if needed) the ledger at `path`.
+    /// Opens (creating if needed) the ledger at `path` for reading and
+    /// writing.
+    ///
+    /// A missing file is created atomically: a complete, fsynced ledger
+    /// appears at `path`, or nothing does. An existing file is used only if
+    /// it is a gpdp ledger — it carries the gpdp application id
+    /// ([`APPLICATION_ID`]), or is an unmarked ledger of an older gpdp with
+    /// exactly the ledger's tables (marked on this open) — and anything else
+    /// (another application's database, a non-SQLite file, an empty file) is
+    /// refused with nothing written to it: the file stays byte-identical.
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = Connection::open(path).map_err(|e| db(e, path))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| db(e, path))?;
-        conn.execute_batch(
-            "PRAGMA journal_mode = WAL;
-             PRAGMA synchronous = FULL;
-             PRAGMA foreign_keys = ON;
-             CREATE TABLE IF NOT EXISTS budgets (
-                 dataset TEXT PRIMARY KEY,
-                 epsilon REAL NOT NULL,
-                 delta REAL NOT NULL,
-                 conversion TEXT NOT NULL,
-                 created TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS releases (
-                 id INTEGER PRIMARY KEY AUTOINCREMENT,
-                 dataset TEXT NOT NULL REFERENCES budgets(dataset),
-                 status TEXT NOT NULL CHECK (status IN ('reserved', 'committed')),
-                 params TEXT NOT NULL,
-                 epsilon REAL NOT NULL,
-                 composed_epsilon REAL NOT NULL,
-                 reserved_at TEXT NOT NULL,
-                 committed_at TEXT,
-                 files_hash TEXT,
-                 out TEXT);",
-        )
-        .map_err(|e| db(e, path))?;
-        Ok(Ledger { conn, path: path.to_path_buf() })
+        let conn = file::open_read_write(path)?;
+        Ok(Ledger { conn, path: path.to_path_buf(), read_only: false })
+    }
+
+    /// Opens the existing ledger at `path` for reading only: nothing is
+    /// written to it (nor any file created next to it), and neither it nor
+    /// its directory need be writable: without a write-ahead log (no other
+    /// connection open) the file is read as immutable — a snapshot, meant
+    /// for a short read — else through SQLite's locks. Refused like [`Ledger::open`] if it is not a gpdp
+    /// ledger, and if it does not exist. [`Ledger::init`],
+    /// [`Ledger::reserve`] and [`Ledger::commit`] are refused on it.
+    pub fn open_read_only(path: &Path) -> Result<Self> {
+        let conn = file::open_read_only(path)?;
+        Ok(Ledger { conn, path: path.to_path_buf(), read_only: true })
+    }
+
+    /// Whether it was opened with [`Ledger::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn writable(&self, what: &str) -> Result<()> {
+        if self.read_only {
+            return Err(Error::Unsupported(format!(
+                "ledger {} was opened read-only: cannot {what}",
+                self.path.display()
+            )));
+        }
+        Ok(())
     }
 
     /// The ledger's file.
@@ -223,8 +248,11 @@ impl Ledger {
     }
 
     /// Declares the budget (ε, δ) of `dataset`; refused if it already has
-    /// one, and for [`Conversion::Pld`] (not an RDP conversion).
+    /// one, if another dataset's name differs from it only by case or
+    /// surrounding whitespace ([`names::fold`]; the message names that
+    /// dataset), and for [`Conversion::Pld`] (not an RDP conversion).
     pub fn init(&mut self, dataset: &str, epsilon: f64, delta: f64, conversion: Conversion) -> Result<Budget> {
+        self.writable("declare a budget")?;
         if dataset.trim().is_empty() {
             return Err(Error::Setting { name: "dataset", value: dataset.into(), reason: "needs a name".into() });
         }
@@ -244,8 +272,20 @@ impl Ledger {
         if exists.is_some() {
             return Err(Error::Setting {
                 name: "dataset",
-                value: dataset.into(),
+                value: names::escaped(dataset),
                 reason: format!("already has a budget in {} (budgets cannot be changed or reset)", path.display()),
+            });
+        }
+        if let Some(other) = similar_name(&tx, dataset, &path)? {
+            return Err(Error::Setting {
+                name: "dataset",
+                value: names::escaped(dataset),
+                reason: format!(
+                    "differs from the existing dataset {} in {} only by case or surrounding whitespace; dataset names are exact strings, so this would open a second budget for what is probably the same data — use {} to record releases against its budget, or choose a clearly different name",
+                    quoted(&other),
+                    path.display(),
+                    quoted(&other)
+                ),
             });
         }
         let created = now();
@@ -284,6 +324,7 @@ impl Ledger {
     /// 1 of the protocol): refused ([`Error::BudgetExceeded`]) when the
     /// composed guarantee would exceed the budget.
     pub fn reserve(&mut self, dataset: &str, params: &ReleaseParams, draws: Draws) -> Result<Reservation> {
+        self.writable("reserve a release")?;
         let recorded = RecordedParams::new(params, draws)?;
         let path = self.path.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
@@ -299,7 +340,8 @@ impl Ledger {
         let composed = acc.epsilon(budget.delta, budget.conversion)?.epsilon;
         if !(composed <= budget.epsilon) {
             return Err(Error::BudgetExceeded(format!(
-                "the budget of dataset '{dataset}' is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}) — nothing was drawn",
+                "the budget of dataset {} is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}) — nothing was drawn",
+                quoted(dataset),
                 budget.epsilon,
                 budget.delta,
                 acc.events().len() - 1
@@ -318,6 +360,7 @@ impl Ledger {
 
     /// Marks a reserved release as published (step 2 of the protocol).
     pub fn commit(&mut self, id: i64, files_hash: &str, out: &str) -> Result<()> {
+        self.writable("commit a release")?;
         let path = self.path.clone();
         let n = self
             .conn
@@ -341,17 +384,35 @@ fn budget_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Budget> {
         .optional()
         .map_err(|e| db(e, path))?;
     let Some((epsilon, delta, conversion, created)) = row else {
-        return Err(Error::Setting {
-            name: "dataset",
-            value: dataset.into(),
-            reason: format!(
-                "has no budget in {}; declare one first: gpdp ledger init --ledger {} --dataset {dataset} --epsilon E --delta D",
+        let reason = match similar_name(conn, dataset, path)? {
+            Some(other) => format!(
+                "has no budget in {}; dataset names are exact strings, and the dataset {} differs from it only by case or surrounding whitespace — did you mean it?",
                 path.display(),
-                path.display()
+                quoted(&other)
             ),
-        });
+            None => format!(
+                "has no budget in {}; declare one first: gpdp ledger init --ledger {} --dataset {} --epsilon E --delta D",
+                path.display(),
+                path.display(),
+                quoted(dataset)
+            ),
+        };
+        return Err(Error::Setting { name: "dataset", value: names::escaped(dataset), reason });
     };
     Ok(Budget { dataset: dataset.into(), epsilon, delta, conversion: conversion.parse()?, created })
+}
+
+/// The name of another dataset in the ledger that equals `dataset` up to
+/// case and surrounding whitespace ([`names::fold`]), if any.
+fn similar_name(conn: &Connection, dataset: &str, path: &Path) -> Result<Option<String>> {
+    let mut st = conn.prepare("SELECT dataset FROM budgets ORDER BY dataset").map_err(|e| db(e, path))?;
+    let all: Vec<String> = st
+        .query_map([], |r| r.get(0))
+        .map_err(|e| db(e, path))?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| db(e, path))?;
+    let key = names::fold(dataset);
+    Ok(all.into_iter().find(|n| n != dataset && names::fold(n) == key))
 }
 
 fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry>> {

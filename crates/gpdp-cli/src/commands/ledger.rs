@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use gpdp::ledger::Ledger;
+use gpdp::ledger::names::{escaped, quoted};
 use gpdp::privacy::Conversion;
 
 use crate::args::parse_f64;
@@ -75,20 +76,18 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
             let mut l = Ledger::open(&a.ledger)?;
             let b = l.init(&a.dataset, a.epsilon, a.delta, a.conversion)?;
             println!(
-                "dataset '{}': budget ε = {}, δ = {:e} ({} conversion) in {}",
-                b.dataset,
+                "dataset {}: budget ε = {}, δ = {:e} ({} conversion) in {}",
+                quoted(&b.dataset),
                 b.epsilon,
                 b.delta,
                 b.conversion,
-                a.ledger.display()
+                escaped(&a.ledger.display().to_string())
             );
             Ok(())
         }
         LedgerCmd::Show(a) => {
-            if !a.ledger.exists() {
-                anyhow::bail!("no ledger at {} (create one with gpdp ledger init)", a.ledger.display());
-            }
-            let l = Ledger::open(&a.ledger)?;
+            // Read-only: showing a ledger needs no write access and writes nothing.
+            let l = Ledger::open_read_only(&a.ledger)?;
             let budgets = match &a.dataset {
                 Some(d) => vec![l.budget(d)?],
                 None => l.budgets()?,
@@ -105,9 +104,11 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
                     let b = &item["budget"];
                     let rel = item["releases"].as_array().map(Vec::as_slice).unwrap_or(&[]);
                     let used = rel.last().and_then(|e| e["composed_epsilon"].as_f64()).unwrap_or(0.0);
+                    // Names and places are the data holder's text: printed with
+                    // control characters escaped (the JSON output is exact).
                     println!(
                         "{}: budget ε = {}, δ = {} — used ε = {used:.4} by {} release(s)",
-                        b["dataset"].as_str().unwrap_or(""),
+                        escaped(b["dataset"].as_str().unwrap_or("")),
                         b["epsilon"],
                         b["delta"],
                         rel.len()
@@ -123,7 +124,7 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
                             e["params"]["ridge"],
                             e["params"]["scale"],
                             e["reserved_at"].as_str().unwrap_or(""),
-                            e["out"].as_str().map(|o| format!(" → {o}")).unwrap_or_default()
+                            e["out"].as_str().map(|o| format!(" → {}", escaped(o))).unwrap_or_default()
                         );
                     }
                 }

@@ -547,8 +547,12 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         let mut l = gpdp::ledger::Ledger::open(path)?;
         let r = l.reserve(dataset, &mechanism.params().release, mechanism.params().draws)?;
         eprintln!(
-            "ledger: reserved release #{} of '{dataset}' (ε = {:.4}; composed ε = {:.4} of the budget's {})",
-            r.id, r.epsilon, r.composed_epsilon, r.budget.epsilon
+            "ledger: reserved release #{} of {} (ε = {:.4}; composed ε = {:.4} of the budget's {})",
+            r.id,
+            gpdp::ledger::names::quoted(dataset),
+            r.epsilon,
+            r.composed_epsilon,
+            r.budget.epsilon
         );
         ledger = Some((l, r.id));
     }

@@ -5,10 +5,15 @@ fn params(ridge: f64) -> ReleaseParams {
     ReleaseParams::new(Kernel::exponential(0.3).unwrap(), Domain::interval(0.0, 1.0).unwrap(), 100, ridge, 1.0)
 }
 
-fn temp_ledger(name: &str) -> (PathBuf, Ledger) {
+fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gpdp-ledger-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn temp_ledger(name: &str) -> (PathBuf, Ledger) {
+    let dir = temp_dir(name);
     let path = dir.join("ledger.sqlite");
     let l = Ledger::open(&path).unwrap();
     (path, l)
@@ -110,4 +115,147 @@ fn concurrent_reservations_never_exceed_the_budget() {
     let entries = l.entries("d").unwrap();
     assert_eq!(entries.len(), fit);
     assert!(entries.iter().all(|e| e.composed_epsilon <= budget));
+}
+
+fn sidecars_of(path: &Path) -> Vec<String> {
+    ["-wal", "-shm", "-journal"]
+        .iter()
+        .map(|s| format!("{}{s}", path.display()))
+        .filter(|p| Path::new(p).exists())
+        .collect()
+}
+
+/// Files that are not gpdp ledgers — another application's SQLite
+/// database, an unmarked SQLite database with other tables, a CSV file, an
+/// empty file — are refused by every way of opening, with a message saying
+/// so, and stay byte-identical (nor is any file created next to them).
+#[test]
+fn foreign_files_are_refused_and_left_byte_identical() {
+    let dir = temp_dir("foreign");
+    let other_app = dir.join("other-app.sqlite");
+    {
+        let c = Connection::open(&other_app).unwrap();
+        c.execute_batch(
+            "PRAGMA application_id = 1234; PRAGMA journal_mode = WAL; CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('keep me');",
+        )
+        .unwrap();
+    }
+    let unmarked = dir.join("unmarked.sqlite");
+    {
+        let c = Connection::open(&unmarked).unwrap();
+        c.execute_batch("CREATE TABLE budgets (name TEXT); INSERT INTO budgets VALUES ('x');").unwrap();
+    }
+    let csv = dir.join("data.csv");
+    std::fs::write(&csv, "x,y\n0.1,0.5\n").unwrap();
+    let empty = dir.join("empty.sqlite");
+    std::fs::write(&empty, "").unwrap();
+    for (path, why) in [
+        (&other_app, "another application: application id 0x000004d2"),
+        (&unmarked, "without the gpdp application id and other tables"),
+        (&csv, "not an SQLite database"),
+        (&empty, "the file is empty"),
+    ] {
+        let before = std::fs::read(path).unwrap();
+        for read_only in [false, true] {
+            let e = if read_only { Ledger::open_read_only(path) } else { Ledger::open(path) }.unwrap_err().to_string();
+            assert!(e.contains("not a gpdp ledger") && e.contains(why) && e.contains("nothing was written"), "{e}");
+            assert_eq!(std::fs::read(path).unwrap(), before, "{} changed", path.display());
+            assert!(sidecars_of(path).is_empty(), "{:?}", sidecars_of(path));
+        }
+    }
+}
+
+/// A new ledger carries the gpdp application id and schema version; a
+/// ledger of an older gpdp (no application id, the ledger's tables) is
+/// still opened, read-only without change, and marked on a read-write open.
+#[test]
+fn new_ledgers_are_marked_and_old_ones_still_open() {
+    let (path, l) = temp_ledger("marked");
+    drop(l);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(&bytes[68..72], b"gpdp");
+    assert_eq!(u32::from_be_bytes(bytes[60..64].try_into().unwrap()), SCHEMA_VERSION);
+    let old = path.with_file_name("old.sqlite");
+    {
+        let c = Connection::open(&old).unwrap();
+        c.execute_batch(&format!("PRAGMA journal_mode = WAL; {}", file::SCHEMA)).unwrap();
+        c.execute("INSERT INTO budgets VALUES ('sensors', 20.0, 1e-5, 'improved', '2026-01-01T00:00:00Z')", [])
+            .unwrap();
+    }
+    assert_eq!(&std::fs::read(&old).unwrap()[68..72], [0, 0, 0, 0]);
+    let before = std::fs::read(&old).unwrap();
+    let r = Ledger::open_read_only(&old).unwrap();
+    assert_eq!(r.budget("sensors").unwrap().epsilon, 20.0);
+    drop(r);
+    assert_eq!(std::fs::read(&old).unwrap(), before);
+    let mut w = Ledger::open(&old).unwrap();
+    w.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
+    drop(w);
+    assert_eq!(&std::fs::read(&old).unwrap()[68..72], b"gpdp");
+    assert_eq!(Ledger::open_read_only(&old).unwrap().entries("sensors").unwrap().len(), 1);
+}
+
+/// A read-only ledger reads everything, writes nothing (the file and its
+/// directory are unchanged) and refuses init, reserve and commit.
+#[test]
+fn read_only_ledgers_read_and_refuse_writes() {
+    let (path, mut l) = temp_ledger("read-only");
+    l.init("sensors", 10.0, 1e-5, Conversion::Improved).unwrap();
+    let r = l.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
+    l.commit(r.id, "abc", "/tmp/out").unwrap();
+    drop(l);
+    let before = std::fs::read(&path).unwrap();
+    let mut ro = Ledger::open_read_only(&path).unwrap();
+    assert!(ro.is_read_only());
+    assert_eq!(ro.entries("sensors").unwrap().len(), 1);
+    assert_eq!(ro.budgets().unwrap().len(), 1);
+    for e in [
+        ro.init("other", 1.0, 1e-5, Conversion::Improved).unwrap_err(),
+        ro.reserve("sensors", &params(2.0), Draws::ONE).unwrap_err(),
+        ro.commit(r.id, "abc", "/tmp/out").unwrap_err(),
+    ] {
+        assert!(e.to_string().contains("opened read-only"), "{e}");
+    }
+    drop(ro);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(sidecars_of(&path).is_empty(), "{:?}", sidecars_of(&path));
+    // With a writer's connection open (a write-ahead log present), a
+    // read-only open reads through SQLite's locks and sees its commits.
+    let mut w = Ledger::open(&path).unwrap();
+    w.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
+    assert!(!sidecars_of(&path).is_empty());
+    assert_eq!(Ledger::open_read_only(&path).unwrap().entries("sensors").unwrap().len(), 2);
+    drop(w);
+    let e = Ledger::open_read_only(&path.with_file_name("missing.sqlite")).unwrap_err().to_string();
+    assert!(e.contains("no ledger at") && e.contains("gpdp ledger init"), "{e}");
+    assert!(!path.with_file_name("missing.sqlite").exists());
+}
+
+/// Dataset names are exact strings: a new name equal to an existing one up
+/// to case or surrounding whitespace is refused, naming the existing one,
+/// and a release against such a name is refused with the same hint.
+#[test]
+fn names_differing_only_by_case_or_whitespace_are_refused() {
+    let (_, mut l) = temp_ledger("names");
+    l.init("Sensors-2026", 5.0, 1e-5, Conversion::Improved).unwrap();
+    l.init("straße", 5.0, 1e-5, Conversion::Improved).unwrap();
+    for (name, existing) in [
+        ("sensors-2026", "'Sensors-2026'"),
+        (" Sensors-2026", "'Sensors-2026'"),
+        ("SENSORS-2026\t", "'Sensors-2026'"),
+        ("STRASSE", "'straße'"),
+    ] {
+        let e = l.init(name, 5.0, 1e-5, Conversion::Improved).unwrap_err().to_string();
+        assert!(e.contains(&format!("the existing dataset {existing}")) && e.contains("exact strings"), "{e}");
+        let e = l.reserve(name, &params(2.0), Draws::ONE).unwrap_err().to_string();
+        assert!(e.contains("has no budget") && e.contains(&format!("the dataset {existing}")), "{e}");
+    }
+    assert_eq!(l.budgets().unwrap().len(), 2);
+    // Clearly different names are fine.
+    l.init("Sensors-2027", 5.0, 1e-5, Conversion::Improved).unwrap();
+    // A name with control characters is recorded exactly, shown escaped.
+    l.init("evil\u{1b}]0;x\u{7}", 5.0, 1e-5, Conversion::Improved).unwrap();
+    let e = l.init("evil\u{1b}]0;x\u{7}", 5.0, 1e-5, Conversion::Improved).unwrap_err().to_string();
+    assert!(e.contains("evil\\u{1b}]0;x\\u{7}") && !e.contains('\u{1b}'), "{e}");
+    assert!(l.budgets().unwrap().iter().any(|b| b.dataset == "evil\u{1b}]0;x\u{7}"));
 }
