@@ -55,7 +55,7 @@ pub struct PyMechanism {
 impl PyMechanism {
     #[new]
     #[pyo3(signature = (*, kernel, domain, n, delta, lengthscale=None, ridge=None, scale=None, gp_noise=0.0,
-        draws=1, response_bound=1.0, response_range=None, units=None, on_unbounded="clip", sensitivity="auto",
+        draws=1, response_bound=None, response_range=None, units=None, on_unbounded="clip", sensitivity="auto",
         rkhs_norm=None, assume_rkhs_responses=false, bound="tight", conversion="improved", sampler="auto",
         covariate_lattice=None, max_epsilon=None, target_epsilon=None, solve="ridge", ridge_floor=None))]
     #[allow(clippy::too_many_arguments)]
@@ -70,7 +70,7 @@ impl PyMechanism {
         scale: Option<f64>,
         gp_noise: f64,
         draws: u64,
-        response_bound: f64,
+        response_bound: Option<f64>,
         response_range: Option<(f64, f64)>,
         units: Option<String>,
         on_unbounded: &str,
@@ -100,6 +100,26 @@ impl PyMechanism {
                 "only used when calibrating the ridge (target_epsilon with solve=\"ridge\")",
             ));
         }
+        // The responses' scale is a required public choice (no default M_Y): a default of 1
+        // silently clipped data in real units, and refusing on the clipped count would depend
+        // on the data.
+        let response = match (response_range, response_bound) {
+            (Some((lo, hi)), None) => gpdp::ResponseScale::Range(gpdp::model::units::ResponseRange::new(lo, hi).py()?),
+            (None, Some(m)) => gpdp::ResponseScale::Bound(m),
+            (Some(_), Some(_)) => {
+                return Err(bad_arg(
+                    "response_bound",
+                    "give either response_range (data units) or response_bound (M_Y), not both",
+                ));
+            }
+            (None, None) => {
+                return Err(bad_arg(
+                    "response_range",
+                    "required: the responses' plausible range (lo, hi) in data units, or response_bound=M_Y (|y| ≤ M_Y in the data's units); there is no default",
+                ));
+            }
+        };
+        let response_bound = response.bound();
         let model = Model {
             kernel,
             lengthscale,
@@ -115,7 +135,7 @@ impl PyMechanism {
         };
         let release = model.params(!calibrating || solve != Solve::Ridge, !calibrating || solve != Solve::Scale)?;
         let dim = release.domain.dim();
-        let mut p = MechanismParams::new(release, delta);
+        let mut p = MechanismParams::new(release, delta, response);
         p.draws = self::draws(draws)?;
         p.conversion = parse(conversion)?;
         p.on_unbounded = parse::<OnUnbounded>(on_unbounded)?;
@@ -123,10 +143,6 @@ impl PyMechanism {
         p.covariate_lattice = covariate_lattice.map(|s| CovariateLattice::parse(s, dim)).transpose().py()?;
         p.max_epsilon = max_epsilon;
         p.assume_rkhs_responses = assume_rkhs_responses;
-        p.response_range = match response_range {
-            Some((lo, hi)) => Some(format!("{lo},{hi}").parse().py()?),
-            None => None,
-        };
         p.units = units;
         let inner = py
             .detach(|| match target_epsilon {

@@ -64,7 +64,7 @@ def main():
             write_data(data, dim, n, seed=i + 1)
             out = os.path.join(tmp, f"o{i}")
             domain = "interval:0,1" if dim == 1 else "box:0,1,0,1"
-            cmd = [a.gpdp, "release", "--data", data, "--kernel", kern, "--lengthscale", str(ell), "--domain",
+            cmd = [a.gpdp, "release", "--response-bound", "1", "--data", data, "--kernel", kern, "--lengthscale", str(ell), "--domain",
                    domain, "--ridge", str(r), "--scale", str(s), "--delta", "1e-5", "--grid", str(grid), "--out",
                    out, "--seed", "1", "--quiet"] + extra
             g_wall, g_peak = timed(cmd, env)

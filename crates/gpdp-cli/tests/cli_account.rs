@@ -499,6 +499,8 @@ fn pld_accounting_of_a_covariance_only_release() {
     fails_with(
         &[
             "release",
+            "--response-bound",
+            "1",
             "--data",
             data.to_str().unwrap(),
             "--x",

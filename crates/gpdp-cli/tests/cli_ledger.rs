@@ -21,6 +21,8 @@ const DATA: &str = "x,y\n0.1,0.5\n0.3,-0.2\n0.35,0.4\n0.6,0.9\n0.9,-1.0\n0.72,0.
 fn release_args(data: &str, out: &str, ledger: &str, grid: &str) -> Vec<String> {
     [
         "release",
+        "--response-bound",
+        "1",
         "--data",
         data,
         "--kernel",

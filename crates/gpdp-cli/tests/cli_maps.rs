@@ -254,7 +254,7 @@ fn one_dimensional_paths_as_svg() {
     std::fs::write(&data, "x,y\n0.1,0.5\n0.3,-0.2\n0.35,0.4\n0.6,0.9\n0.9,-0.7\n").unwrap();
     let out = dir.join("out");
     let o = gpdp()
-        .args(["release", "--data"])
+        .args(["release", "--response-bound", "1", "--data"])
         .arg(&data)
         .args([
             "--kernel",

@@ -44,6 +44,8 @@ fn sensors(moved: Option<[f64; 2]>, y0: f64) -> String {
 fn release_args<'a>(data: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
         "release",
+        "--response-bound",
+        "1",
         "--data",
         data,
         "--kernel",
@@ -83,7 +85,7 @@ fn cli_release_equals_the_library_release() {
     let (_, ds) = gpdp::io::read_dataset(&data).unwrap();
     let domain: gpdp::Domain = "box:0,1,0,1".parse().unwrap();
     let model = ReleaseParams::new(Kernel::new(gpdp::KernelKind::Matern32, 0.3).unwrap(), domain.clone(), 12, 1.5, 0.5);
-    let mut p = MechanismParams::new(model, 1e-3);
+    let mut p = MechanismParams::new(model, 1e-3, gpdp::ResponseScale::Bound(1.0));
     p.draws = gpdp::Draws::new(2).unwrap();
     p.covariate_lattice = Some(CovariateLattice::parse("9", 2).unwrap());
     let q = Query::Grid(Grid::parse("9", &domain).unwrap());

@@ -21,6 +21,8 @@ fn write(dir: &Path, name: &str, body: &str) -> String {
 fn release_args<'a>(data: &'a str, out: &'a str) -> Vec<&'a str> {
     vec![
         "release",
+        "--response-bound",
+        "1",
         "--data",
         data,
         "--kernel",
@@ -114,6 +116,8 @@ fn two_dimensional_release_writes_map_and_geojson() {
     let out = t.path().join("o").to_str().unwrap().to_string();
     run_ok(&[
         "release",
+        "--response-bound",
+        "1",
         "--data",
         &data,
         "--kernel",
@@ -243,6 +247,8 @@ fn demo_runs_without_files() {
     let delta = r["privacy"]["delta"].as_f64().unwrap().to_string();
     run_ok(&[
         "release",
+        "--response-bound",
+        "1",
         "--data",
         out.join("private/sensors.csv").to_str().unwrap(),
         "--kernel",
@@ -286,6 +292,8 @@ fn snapping_serves_the_lattice_sampler_and_publishes_only_public_facts() {
         let out = t.path().join(name).to_str().unwrap().to_string();
         let args = [
             "release",
+            "--response-bound",
+            "1",
             "--data",
             data.as_str(),
             "--kernel",
@@ -336,6 +344,8 @@ fn snapping_serves_the_lattice_sampler_and_publishes_only_public_facts() {
     let base = |h: &'static str, out: &str| -> Vec<String> {
         [
             "release",
+            "--response-bound",
+            "1",
             "--data",
             &off,
             "--kernel",
@@ -446,7 +456,19 @@ fn responses_in_data_units_with_named_columns() {
     // Unknown columns are named; --response-range and --response-bound exclude each other.
     let never = t.path().join("never").to_str().unwrap().to_string();
     let o = gpdp()
-        .args(["release", "--data", &data, "--x", "east,northing", "--y", "pm25", "--kernel", "exponential"])
+        .args([
+            "release",
+            "--response-bound",
+            "1",
+            "--data",
+            &data,
+            "--x",
+            "east,northing",
+            "--y",
+            "pm25",
+            "--kernel",
+            "exponential",
+        ])
         .args(["--lengthscale", "1500", "--domain", "box:500000,502000,180000,182000", "--scale", "3"])
         .args(["--ridge", "1", "--delta", "1e-3", "--grid", "12", "--out", &never])
         .output()
@@ -465,7 +487,7 @@ fn responses_in_data_units_with_named_columns() {
 #[test]
 fn missing_flags_come_with_an_example_that_runs() {
     let t = tempfile::tempdir().unwrap();
-    let o = gpdp().args(["release", "--data", "x.csv"]).output().unwrap();
+    let o = gpdp().args(["release", "--response-bound", "1", "--data", "x.csv"]).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     assert!(!o.status.success() && err.trim_end().lines().count() == 1, "{err}");
     for flag in ["--kernel", "--domain", "--ridge r (or --target-epsilon", "--scale", "--delta", "--grid", "--out DIR"]
@@ -736,6 +758,8 @@ fn geographic_covariates_are_reprojected_before_the_mechanism() {
     let run = |data: &str, x: &str, extra: &[&str], out: &str| {
         let mut a = vec![
             "release",
+            "--response-bound",
+            "1",
             "--data",
             data,
             "--x",
@@ -800,7 +824,19 @@ fn geographic_covariates_are_reprojected_before_the_mechanism() {
     // Without --reproject-to a geographic CRS is refused for this kernel.
     let never = t.path().join("never").to_str().unwrap().to_string();
     let o = gpdp()
-        .args(["release", "--data", &dd, "--x", "lon,lat", "--kernel", "exponential", "--lengthscale", "800"])
+        .args([
+            "release",
+            "--response-bound",
+            "1",
+            "--data",
+            &dd,
+            "--x",
+            "lon,lat",
+            "--kernel",
+            "exponential",
+            "--lengthscale",
+            "800",
+        ])
         .args(["--domain", "box:500000,502000,180000,182000", "--scale", "1", "--ridge", "1", "--delta", "1e-3"])
         .args(["--grid", "8", "--out", &never, "--crs", "EPSG:4326"])
         .output()
@@ -823,6 +859,8 @@ fn a_geographic_crs_gives_geojson_in_the_same_degrees() {
     let out = t.path().join("o");
     run_ok(&[
         "release",
+        "--response-bound",
+        "1",
         "--data",
         &data,
         "--x",

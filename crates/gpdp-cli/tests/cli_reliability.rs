@@ -102,6 +102,8 @@ fn refs(v: &[String]) -> Vec<&str> {
 fn release_1d(data: &str, out: &str, extra: &[&str]) -> Vec<String> {
     let base = [
         "release",
+        "--response-bound",
+        "1",
         "--data",
         data,
         "--kernel",
@@ -534,6 +536,8 @@ fn item_10_sizes_are_estimated_and_refused_before_allocating() {
     let dense2d = |grid: &str| -> Vec<String> {
         [
             "release",
+            "--response-bound",
+            "1",
             "--data",
             &data2,
             "--kernel",
@@ -644,6 +648,8 @@ fn item_11_seeded_output_is_byte_identical_for_any_thread_count() {
         let out = t.path().join(format!("o{threads}"));
         let args: Vec<String> = [
             "release",
+            "--response-bound",
+            "1",
             "--data",
             &data,
             "--kernel",
@@ -799,7 +805,7 @@ fn item_14_messages_name_the_right_line_and_are_terminal_safe() {
     assert!(stderr(&o).contains("\\u{1b}]0;pwned\\u{7}"), "{}", stderr(&o));
     // Every missing required flag at once, by name.
     fails(
-        &["release", "--data", &blank],
+        &["release", "--response-bound", "1", "--data", &blank],
         &["missing required flags", "--kernel", "--domain", "--ridge", "--scale", "--delta", "--grid", "--out"],
     );
     fails(

@@ -40,8 +40,9 @@ pub struct ReleaseSpec {
     pub target_epsilon: Option<f64>,
     #[serde(default)]
     pub max_epsilon: Option<f64>,
-    #[serde(default = "one_f")]
-    pub response_bound: f64,
+    /// The bound M_Y on |y| (or give `response_range`; one is required).
+    #[serde(default)]
+    pub response_bound: Option<f64>,
     #[serde(default)]
     pub response_range: Option<[f64; 2]>,
     #[serde(default)]
@@ -58,9 +59,6 @@ pub struct ReleaseSpec {
 
 fn one() -> u64 {
     1
-}
-fn one_f() -> f64 {
-    1.0
 }
 fn clip() -> String {
     "clip".into()
@@ -100,18 +98,28 @@ impl ReleaseSpec {
         };
         let mut r = ReleaseParams::new(kernel, domain, n, ridge, self.scale);
         r.gp_noise = self.gp_noise;
-        r.response_bound = self.response_bound;
         r.sensitivity = self.sensitivity.parse()?;
         r.bound = self.bound.parse()?;
-        let mut p = MechanismParams::new(r, self.delta);
+        // The responses' scale is a required public choice (no default M_Y).
+        let scale = match (self.response_range, self.response_bound) {
+            (Some([lo, hi]), None) => gpdp::ResponseScale::Range(gpdp::model::units::ResponseRange::new(lo, hi)?),
+            (None, Some(m)) => gpdp::ResponseScale::Bound(m),
+            (Some(_), Some(_)) => {
+                return Err(ServerError::BadRequest(
+                    "response_range and response_bound: give one (a range in data units, or the bound M_Y)".into(),
+                ));
+            }
+            (None, None) => {
+                return Err(ServerError::BadRequest(
+                    "response_range or response_bound: required — the responses' plausible range [lo, hi] in data units, or the bound M_Y on |y| (there is no default: a default of 1 would silently clip data in real units)".into(),
+                ));
+            }
+        };
+        let mut p = MechanismParams::new(r, self.delta, scale);
         p.draws = gpdp::Draws::new(self.draws)?;
         p.conversion = self.conversion.parse()?;
         p.on_unbounded = self.on_unbounded.parse()?;
         p.max_epsilon = self.max_epsilon;
-        p.response_range = match self.response_range {
-            Some([lo, hi]) => Some(gpdp::model::units::ResponseRange::new(lo, hi)?),
-            None => None,
-        };
         p.units = self.units.clone();
         Ok(p)
     }

@@ -25,13 +25,17 @@
 //! fits exactly that posterior and draws exactly the accounted paths.
 //!
 //! ```
-//! use gpdp::{Dataset, Domain, Draws, Grid, Kernel, MechanismParams, Points, Query, ReleaseParams, ReleaseRng, Solve};
+//! use gpdp::{
+//!     Dataset, Domain, Draws, Grid, Kernel, MechanismParams, Points, Query, ReleaseParams, ReleaseRng, ResponseScale, Solve,
+//! };
 //!
 //! // Public: a 1-D exponential kernel on [0, 1], n = 6 records, σ = 0.5,
 //! // two paths, δ = 10⁻³, and the smallest ridge that gives ε ≤ 5.
 //! let domain = Domain::interval(0.0, 1.0)?;
 //! let model = ReleaseParams::new(Kernel::exponential(0.3)?, domain.clone(), 6, 1.0, 0.5);
-//! let mut params = MechanismParams::new(model, 1e-3);
+//! // The responses' scale is a required public choice: here |y| ≤ M_Y = 1 in
+//! // the data's own units (`ResponseScale::Range` takes a range in data units).
+//! let mut params = MechanismParams::new(model, 1e-3, ResponseScale::Bound(1.0));
 //! params.draws = Draws::new(2)?;
 //! let mechanism = params.calibrate(Solve::Ridge, 5.0)?;
 //! assert!(mechanism.privacy().epsilon <= 5.0);
@@ -133,10 +137,12 @@ mod sampling;
 
 pub use error::{Error, Result};
 pub use mechanism::{
-    Diagnostics, LazyRelease, Mechanism, MechanismParams, NoProgress, PrivateRelease, Progress, ReleaseReport,
+    Diagnostics, HyperparameterSource, LazyRelease, Mechanism, MechanismParams, NoProgress, PrivateRelease, Progress,
+    ReleaseReport,
 };
 pub use model::{
     CovariateLattice, DataPolicy, Dataset, Domain, Draws, Grid, Kernel, KernelKind, OnUnbounded, Points, Query,
+    ResponseScale,
 };
 pub use posterior::Posterior;
 pub use privacy::{

@@ -34,7 +34,7 @@ fn refused(p: &MechanismParams, d: &Dataset, q: &Query, needle: &str) {
 
 #[test]
 fn data_the_release_was_not_accounted_for_are_refused() {
-    let p = MechanismParams::new(model(6), 1e-3);
+    let p = MechanismParams::new(model(6), 1e-3, gpdp::ResponseScale::Bound(1.0));
     // Wrong n, both ways.
     refused(&p, &data(&[0.1, 0.2, 0.3], &[0.0; 3]), &grid(), "3 records but the release was accounted for n = 6");
     let seven = data(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], &[0.0; 7]);
@@ -60,7 +60,7 @@ fn data_the_release_was_not_accounted_for_are_refused() {
 #[test]
 fn parameters_that_void_the_guarantee_are_refused_before_any_data() {
     let bad = |f: &dyn Fn(&mut MechanismParams), needle: &str| {
-        let mut p = MechanismParams::new(model(6), 1e-3);
+        let mut p = MechanismParams::new(model(6), 1e-3, gpdp::ResponseScale::Bound(1.0));
         f(&mut p);
         let e = p.check().unwrap_err().to_string();
         assert!(e.contains(needle), "'{e}' lacks '{needle}'");
@@ -92,13 +92,14 @@ fn parameters_that_void_the_guarantee_are_refused_before_any_data() {
         },
         "RKHS norm ‖f*‖ (0) must be > 0",
     );
-    let e = MechanismParams::new(model(6), 1e-3).calibrate(Solve::Draws, 3.0).unwrap_err();
+    let e =
+        MechanismParams::new(model(6), 1e-3, gpdp::ResponseScale::Bound(1.0)).calibrate(Solve::Draws, 3.0).unwrap_err();
     assert!(e.to_string().contains("fix the draws"), "{e}");
 }
 
 #[test]
-fn a_lemma_b8_release_states_its_assumption_and_refuses_clipped_data() {
-    let mut p = MechanismParams::new(model(6), 1e-3);
+fn a_lemma_b8_release_states_its_assumption_and_never_refuses_on_the_values() {
+    let mut p = MechanismParams::new(model(6), 1e-3, gpdp::ResponseScale::Bound(2.0));
     p.release.sensitivity = "rkhs".parse().unwrap();
     p.release.rkhs_norm = Some(2.0);
     p.assume_rkhs_responses = true;
@@ -106,10 +107,17 @@ fn a_lemma_b8_release_states_its_assumption_and_refuses_clipped_data() {
     let r = m.release(&six(), &grid(), &mut ReleaseRng::seeded(5)).unwrap();
     assert_eq!(r.report.privacy.components[0].sensitivity_source, gpdp::Lemma::B8Tight);
     assert!(r.report.assumptions[0].contains("noiseless value y = f*(x)"));
-    // Responses that need clipping contradict the assumption.
-    let clipped = data(&[0.05, 0.2, 0.21, 0.5, 0.77, 0.9], &[0.4, -0.9, -0.7, 1.5, 0.3, -0.2]);
-    let e = m.release(&clipped, &grid(), &mut ReleaseRng::seeded(5)).unwrap_err().to_string();
-    assert!(e.contains("1 response(s) had to be clipped"), "{e}");
+    // A response beyond M_Y ≥ B contradicts the assumption: it is clipped like any other (the
+    // operator is told through the diagnostics), never refused — a refusal for one dataset and
+    // not its neighbour would itself reveal the data (issue 22, item 1).
+    let clipped = data(&[0.05, 0.2, 0.21, 0.5, 0.77, 0.9], &[0.4, -0.9, -0.7, 2.5, 0.3, -0.2]);
+    let r = m.release(&clipped, &grid(), &mut ReleaseRng::seeded(5)).unwrap();
+    assert_eq!(r.diagnostics.policy.responses_clipped, 1);
+    // B > M_Y is refused up front, from public inputs alone.
+    let mut q = p.clone();
+    q.release.response_bound = 1.0;
+    let e = q.check().unwrap_err().to_string();
+    assert!(e.contains("RKHS norm B = 2 exceeds the response bound M_Y = 1"), "{e}");
     // A zero norm is fine for the covariance-only bound.
     let mut cov = model(6);
     cov.sensitivity = "rkhs".parse().unwrap();
@@ -121,7 +129,7 @@ fn a_lemma_b8_release_states_its_assumption_and_refuses_clipped_data() {
 #[test]
 fn the_release_has_exactly_the_accounted_draws_and_report() {
     for l in [1u64, 4] {
-        let mut p = MechanismParams::new(model(6), 1e-3);
+        let mut p = MechanismParams::new(model(6), 1e-3, gpdp::ResponseScale::Bound(1.0));
         p.draws = Draws::new(l).unwrap();
         let m = p.check().unwrap();
         let r = m.release(&six(), &grid(), &mut ReleaseRng::seeded(2)).unwrap();
@@ -134,9 +142,41 @@ fn the_release_has_exactly_the_accounted_draws_and_report() {
         assert_eq!(r.report.privacy, direct);
     }
     // A lattice sampler asked for where it cannot serve is refused, not replaced.
-    let mut p = MechanismParams::new(model(6), 1e-3);
+    let mut p = MechanismParams::new(model(6), 1e-3, gpdp::ResponseScale::Bound(1.0));
     p.sampler = SamplerPolicy::Lattice;
     let m = p.check().unwrap();
     let e = m.release(&six(), &grid(), &mut ReleaseRng::seeded(3)).unwrap_err();
     assert!(matches!(e, Error::Unsupported(_)), "{e}");
+}
+
+/// Issue 22, item 1: with Lemma B.8 and B > M_Y, a dataset whose responses are exact values of an
+/// f* with ‖f*‖_H ≤ B could exceed M_Y and be refused while its replace-one neighbour was
+/// released. Now B > M_Y is refused before any data, and with B ≤ M_Y both neighbours are
+/// released: the outcome (publish or refuse) is the same for both, whatever M_Y.
+#[test]
+fn lemma_b8_publishes_or_refuses_both_neighbours_alike() {
+    // The issue's reproducer: exponential ℓ = 0.5 on [0, 1], f* = 1.5·k(·, 0.5), ridge 1, scale 1.
+    let f = |x: f64| 1.5 * (-(x - 0.5_f64).abs() / 0.5).exp();
+    assert!((f(0.1) - 0.6739934461758323).abs() < 1e-15 && (f(0.0) - 0.5518191617571635).abs() < 1e-15);
+    let d = data(&[0.1, 0.9, 0.0], &[0.6739934461758323, 0.6739934461758323, 0.5518191617571635]);
+    let d2 = data(&[0.1, 0.9, 0.5], &[0.6739934461758323, 0.6739934461758323, 1.5]);
+    let kernel = Kernel::exponential(0.5).unwrap();
+    for m_y in [1.0, 1.2, 1.5, 2.0] {
+        let release = ReleaseParams::new(kernel, Domain::interval(0.0, 1.0).unwrap(), 3, 1.0, 1.0);
+        let mut p = MechanismParams::new(release, 1e-3, gpdp::ResponseScale::Bound(m_y));
+        p.release.sensitivity = "rkhs".parse().unwrap();
+        p.release.rkhs_norm = Some(1.5);
+        p.assume_rkhs_responses = true;
+        let outcome = |data: &Dataset| -> Result<(), String> {
+            let m = p.check().map_err(|e| e.to_string())?;
+            m.release(data, &grid(), &mut ReleaseRng::seeded(3)).map(|_| ()).map_err(|e| e.to_string())
+        };
+        let (a, b) = (outcome(&d), outcome(&d2));
+        assert_eq!(a.is_ok(), b.is_ok(), "M_Y = {m_y}: {a:?} vs {b:?}");
+        if m_y < 1.5 {
+            assert!(a.unwrap_err().contains("exceeds the response bound"), "M_Y = {m_y}");
+        } else {
+            assert!(a.is_ok(), "M_Y = {m_y}");
+        }
+    }
 }

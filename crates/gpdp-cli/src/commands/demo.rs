@@ -94,7 +94,8 @@ pub fn run(a: DemoArgs) -> Result<()> {
     // Public: everything the mechanism is built from.
     let domain = Domain::cuboid(vec![0.0, 0.0], vec![1.0, 1.0])?;
     let model = ReleaseParams::new(Kernel::exponential(LENGTHSCALE)?, domain.clone(), N_SENSORS, 1.0, SCALE);
-    let mut params = MechanismParams::new(model, (N_SENSORS as f64).powf(-1.1));
+    // The synthetic field and its readings lie in [−1, 1] by construction: M_Y = 1 is public.
+    let mut params = MechanismParams::new(model, (N_SENSORS as f64).powf(-1.1), gpdp::ResponseScale::Bound(1.0));
     params.draws = Draws::ONE;
     params.on_unbounded = OnUnbounded::Reject;
     params.sampler = SamplerPolicy::Auto;

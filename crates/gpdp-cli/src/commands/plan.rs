@@ -215,6 +215,9 @@ pub fn run(a: PlanArgs) -> Result<()> {
         proxy_path.display()
     );
     let cols = gpdp::io::Columns { x: a.x_columns.clone(), y: a.y_column.clone() };
+    // The proxy's fingerprint goes into plan.json: `release --plan` refuses a data file with the
+    // same bytes (a plan fitted on the private data would publish its fitted hyperparameters).
+    let proxy_sha256 = gpdp::plan::sha256_hex(&gpdp::io::read_bounded(proxy_path, gpdp::io::MAX_INPUT_BYTES)?);
     let (_names, mut proxy) = gpdp::io::read_dataset_columns(proxy_path, &cols)?;
     if let (Some(from), Some(to)) = (&a.crs, &a.reproject_to) {
         proxy = crate::output::gis::reproject_dataset(proxy, from, to, proxy_path)?;
@@ -235,9 +238,12 @@ pub fn run(a: PlanArgs) -> Result<()> {
         );
     }
     let n_private = a.n.unwrap_or(proxy.len());
-    let (unit, m_y) = match a.response_range {
-        Some(r) => (r.half(), 1.0),
-        None => (1.0, a.response_bound.unwrap_or(1.0)),
+    let (unit, m_y) = match (a.response_range, a.response_bound) {
+        (Some(r), _) => (r.half(), 1.0),
+        (None, Some(m)) => (1.0, m),
+        (None, None) => bail!(
+            "missing --response-range LO,HI (the responses' plausible range in data units) or --response-bound M_Y (|y| ≤ M_Y in the data's units): the response scale is a required public choice, as for release — e.g. {PLAN_EXAMPLE}"
+        ),
     };
     // The mechanism's internal responses: mapped by the range and clipped.
     let internal: Vec<f64> = proxy
@@ -315,10 +321,13 @@ pub fn run(a: PlanArgs) -> Result<()> {
             bound: None,
         };
         let res = model.resolve(n_private, false, true)?;
-        let mut p = MechanismParams::new(res.params, delta);
+        let scale = match a.response_range {
+            Some(r) => gpdp::ResponseScale::Range(r),
+            None => gpdp::ResponseScale::Bound(m_y),
+        };
+        let mut p = MechanismParams::new(res.params, delta, scale);
         p.draws = res.draws;
         p.conversion = res.conversion;
-        p.response_range = a.response_range;
         p.units = a.units.clone();
         p
     };
@@ -340,6 +349,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
         version: gpdp::plan::PLAN_VERSION,
         note: gpdp::plan::PLAN_NOTE.to_string(),
         proxy: proxy_path.display().to_string(),
+        proxy_sha256,
         proxy_records: proxy.len(),
         fitted_ridge: h.ridge(),
         fit,

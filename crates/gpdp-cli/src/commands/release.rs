@@ -201,6 +201,10 @@ pub struct ReleaseCmdArgs {
     /// Print report.json to standard output.
     #[arg(long)]
     pub json: bool,
+
+    /// Where the hyperparameters came from (set by --plan).
+    #[arg(skip)]
+    pub hyperparameter_source: gpdp::HyperparameterSource,
 }
 
 impl ReleaseCmdArgs {
@@ -228,6 +232,11 @@ impl ReleaseCmdArgs {
         }
         if self.delta.is_none() {
             missing.push("--delta δ");
+        }
+        if self.response_range.is_none() && self.model.response_bound.is_none() {
+            missing.push(
+                "--response-range LO,HI (the responses' plausible range in data units) or --response-bound M_Y (|y| ≤ M_Y in the data's units)",
+            );
         }
         if self.grid.is_none() && self.at.is_none() {
             missing.push("--grid N[xM] or --at CSV (the query points)");
@@ -274,7 +283,15 @@ impl ReleaseCmdArgs {
                 bail!("{flag} needs 2-D covariates (easting, northing); the domain is {dim}-D");
             }
         }
-        let mut p = MechanismParams::new(res.params, self.delta.context("missing --delta")?);
+        // The responses' scale is a required public choice (check_required): a default would
+        // silently clip data in real units, and refusing on the clipped count would depend on
+        // the data.
+        let scale = match (self.response_range, self.model.response_bound) {
+            (Some(r), _) => gpdp::ResponseScale::Range(r),
+            (None, Some(m)) => gpdp::ResponseScale::Bound(m),
+            (None, None) => bail!("missing --response-range LO,HI or --response-bound M_Y"),
+        };
+        let mut p = MechanismParams::new(res.params, self.delta.context("missing --delta")?, scale);
         p.draws = res.draws;
         p.conversion = res.conversion;
         p.on_unbounded = self.on_unbounded;
@@ -297,8 +314,8 @@ impl ReleaseCmdArgs {
         }
         p.max_epsilon = self.max_epsilon;
         p.assume_rkhs_responses = self.assume_rkhs_responses;
-        p.response_range = self.response_range;
         p.units = self.units.clone();
+        p.hyperparameter_source = self.hyperparameter_source.clone();
         Ok(match self.target_epsilon {
             Some(eps) if self.solve == Solve::Ridge => gpdp::plan::calibrate_with_floor(&p, eps, self.ridge_floor)?,
             Some(eps) => p.calibrate(self.solve, eps)?,
@@ -340,6 +357,36 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
             gpdp::plan::PLAN_VERSION
         );
     }
+    // A plan fitted on the private data itself publishes that data's maximum-likelihood
+    // hyperparameters under a DP statement that does not cover them: refuse the same bytes, and
+    // warn when the data come from the file the plan was fitted on (since changed).
+    if let Some(data) = &a.data {
+        let hash = gpdp::plan::sha256_hex(&gpdp::io::read_bounded(data, gpdp::io::MAX_INPUT_BYTES)?);
+        if hash == plan.proxy_sha256 {
+            bail!(
+                "refusing to release: --data {} has the same SHA-256 ({hash}) as the proxy the plan was fitted on (--plan {}, proxy {}) — hyperparameters fitted on the private data are not covered by the guarantee; fit the plan on public or proxy data",
+                data.display(),
+                path.display(),
+                plan.proxy
+            );
+        }
+        let same_path = match (std::fs::canonicalize(data), std::fs::canonicalize(&plan.proxy)) {
+            (Ok(d), Ok(p)) => d == p,
+            _ => Path::new(&plan.proxy) == data.as_path(),
+        };
+        if same_path {
+            eprintln!(
+                "WARNING: --data {} is the file the plan was fitted on ({}), although its contents changed since; hyperparameters fitted on the private data void the guarantee",
+                data.display(),
+                plan.proxy
+            );
+        }
+    }
+    a.hyperparameter_source = gpdp::HyperparameterSource::Plan {
+        plan: path.display().to_string(),
+        proxy: plan.proxy.clone(),
+        proxy_sha256: plan.proxy_sha256.clone(),
+    };
     let kind: gpdp::model::kernel::KernelKind =
         plan.fit.kernel.parse().map_err(|e| anyhow::anyhow!("--plan {}: kernel: {e}", path.display()))?;
     let h = plan.fit.hyper;
@@ -546,6 +593,9 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         );
     }
     let mut rng = release_rng(a.seed)?;
+    // The data policy's refusals (n, domain, lattice, --on-unbounded reject) come before the
+    // budget is reserved: a refused dataset consumes none of it.
+    mechanism.check_data(&data).with_context(|| name.clone())?;
     // The budget is reserved (fsynced) before anything is drawn.
     let mut ledger = None;
     if let (Some(path), Some(dataset)) = (&a.ledger, &a.dataset) {
@@ -594,6 +644,12 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         ledger_state = Some(format!("ledger entry #{id} of '{dataset}', committed"));
     }
     report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
+    if mechanism.params().release.sensitivity.assumes_rkhs_responses() && rel.diagnostics.policy.responses_clipped > 0 {
+        eprintln!(
+            "WARNING (private, not published): under --assume-rkhs-responses every |y| ≤ B ≤ M_Y, yet {} response(s) exceeded M_Y and were clipped — these data break the stated assumption of Lemma B.8, so its guarantee does not cover them",
+            rel.diagnostics.policy.responses_clipped
+        );
+    }
     if let Some(log) = &a.log {
         write_operator_log(log, "release", &name, out, &rel, a.force).map_err(|e| {
             after(format!("writing the operator log --log {}", log.display()), ledger_state.clone(), e)

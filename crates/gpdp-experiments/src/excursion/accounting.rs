@@ -111,7 +111,10 @@ impl StudyAccounting {
     /// are refused rather than clipped). Studies draw their private paths
     /// through it, exactly as a data holder would.
     pub fn mechanism(&self, c: &Candidate, draws: Draws) -> gpdp::Result<Mechanism> {
-        let mut p = MechanismParams::new(self.release_params(c)?, self.delta);
+        // The study's responses are bounded by its own public M_Y.
+        let release = self.release_params(c)?;
+        let scale = gpdp::ResponseScale::Bound(release.response_bound);
+        let mut p = MechanismParams::new(release, self.delta, scale);
         p.draws = draws;
         p.conversion = self.conversion;
         p.on_unbounded = OnUnbounded::Reject;

@@ -47,7 +47,7 @@ use crate::model::draws::Draws;
 use crate::model::points::Points;
 use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 use crate::model::query::{CovariateLattice, Query};
-use crate::model::units::ResponseRange;
+use crate::model::units::{ResponseRange, ResponseScale};
 use crate::posterior::Posterior;
 use crate::privacy::{Calibration, Conversion, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
 use crate::resources::{Need, check_memory};
@@ -56,7 +56,7 @@ use crate::sampling::{Process, Sampler, SamplerPlan, SamplerPolicy, StateSpaceSa
 
 pub use lazy::{LazyRelease, PrivatePath};
 pub use progress::{NoProgress, Progress};
-pub use report::{CalibrationSummary, DataPolicySummary, ReleaseReport, statement};
+pub use report::{CalibrationSummary, DataPolicySummary, HyperparameterSource, ReleaseReport, statement};
 
 /// The public description of a release, before it is checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,12 +87,18 @@ pub struct MechanismParams {
     pub response_range: Option<ResponseRange>,
     /// The responses' unit, a public label for reports and maps.
     pub units: Option<String>,
+    /// Where the hyperparameters came from (stated in the report).
+    pub hyperparameter_source: HyperparameterSource,
 }
 
 impl MechanismParams {
     /// One draw, the improved conversion, clipping, automatic sampler, no
-    /// lattice, no cap on ε.
-    pub fn new(release: ReleaseParams, delta: f64) -> Self {
+    /// lattice, no cap on ε — and the responses' scale, which has no
+    /// default ([`ResponseScale`]): `Bound(M)` sets `release.response_bound`
+    /// to M and no range; `Range([lo, hi])` maps the responses from data
+    /// units onto [−1, 1] and sets M_Y = 1.
+    pub fn new(mut release: ReleaseParams, delta: f64, response: ResponseScale) -> Self {
+        release.response_bound = response.bound();
         MechanismParams {
             release,
             draws: Draws::ONE,
@@ -103,8 +109,9 @@ impl MechanismParams {
             covariate_lattice: None,
             max_epsilon: None,
             assume_rkhs_responses: false,
-            response_range: None,
+            response_range: response.range(),
             units: None,
+            hyperparameter_source: HyperparameterSource::Stated,
         }
     }
 
@@ -233,6 +240,26 @@ impl Mechanism {
                 reason: "it assumes every response is the noiseless value y = f*(x) of a function with ‖f*‖_H ≤ B, which the data cannot show; state that assumption explicitly (MechanismParams::assume_rkhs_responses, --assume-rkhs-responses) or use a bounded-response lemma".into(),
             });
         }
+        if params.uses_rkhs_lemma() {
+            // Lemma B.8 assumes y = f*(x) with ‖f*‖_H ≤ B, hence |y| ≤ B·sup √k(x, x) = B (the
+            // kernel is normalised). Only with B ≤ M_Y does every dataset meeting the assumption
+            // pass the data policy untouched; with B > M_Y one could be clipped (and its
+            // neighbour not), so the condition is checked here, on public inputs, before any
+            // data (docs/model.md, "Lemma B.8 and the response bound").
+            if let Some(b) = r.rkhs_norm {
+                if !(b <= r.response_bound) {
+                    return Err(Error::InvalidLemma {
+                        lemma: "B.8",
+                        reason: format!(
+                            "the RKHS norm B = {} exceeds the response bound M_Y = {}: responses y = f*(x) with ‖f*‖_H ≤ B can reach |y| = B > M_Y, and clipping them would break the assumption for some datasets and not for their neighbours; set the response bound to at least B (--response-bound {})",
+                            crate::error::fmt_value(b),
+                            crate::error::fmt_value(r.response_bound),
+                            crate::error::fmt_value(b)
+                        ),
+                    });
+                }
+            }
+        }
         if r.n < 2 {
             return Err(Error::InvalidParameter {
                 name: "n",
@@ -298,17 +325,20 @@ impl Mechanism {
             }
             None => data,
         };
-        let (data, outcome) = self.policy.apply(data)?;
-        if self.params.uses_rkhs_lemma() && outcome.responses_clipped > 0 {
-            return Err(Error::InvalidLemma {
-                lemma: "B.8",
-                reason: format!(
-                    "{} response(s) had to be clipped to ±M_Y, so the responses are not all noiseless values of the assumed function; refusing to release under that assumption",
-                    outcome.responses_clipped
-                ),
-            });
-        }
-        Ok((data, outcome))
+        // No refusal depends on the values beyond the public policy: under Lemma B.8 (B ≤ M_Y,
+        // checked when the mechanism was built) a clipped response is one that breaks the stated
+        // assumption — the operator is told (Diagnostics), the release is not refused, since a
+        // refusal for one dataset and not its neighbour would itself reveal the data.
+        self.policy.apply(data)
+    }
+
+    /// Applies the data policy to `data` without fitting or drawing anything:
+    /// the same checks and refusals as [`Self::release`] (n records,
+    /// covariates in Ω and on a declared lattice, responses clipped or
+    /// refused), and what they changed. Front ends call it before they
+    /// reserve privacy budget, so that a refused dataset consumes none.
+    pub fn check_data(&self, data: &Dataset) -> Result<PolicyOutcome> {
+        self.prepare(data).map(|(_, outcome)| outcome)
     }
 
     fn fit(&self, data: &Dataset) -> Result<(Process, PolicyOutcome, f64)> {

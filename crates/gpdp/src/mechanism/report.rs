@@ -26,6 +26,27 @@ pub const RKHS_ASSUMPTION: &str = "Lemma B.8: every response is the noiseless va
 pub const JITTER_NOTE: &str =
     "independent N(0, jitter) noise added to every released value: data-free, post-processing";
 
+/// Where a release's hyperparameters (kernel, ℓ, σ and the ridge floor) came
+/// from, as the report states it. gpdp cannot verify that they were chosen
+/// without the private data; it records what the data holder used, and
+/// refuses a plan fitted on the very file being released (same SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(tag = "source", rename_all = "lowercase")]
+pub enum HyperparameterSource {
+    /// Stated by the data holder (flags or keywords), not fitted by gpdp.
+    #[default]
+    Stated,
+    /// Taken from a `gpdp plan` fitted on proxy data.
+    Plan {
+        /// The plan file, as named by the caller.
+        plan: String,
+        /// The proxy dataset the plan was fitted on, as the plan names it.
+        proxy: String,
+        /// SHA-256 of the proxy file's bytes (hex), from the plan.
+        proxy_sha256: String,
+    },
+}
+
 /// The calibration behind a calibrated mechanism.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CalibrationSummary {
@@ -136,6 +157,8 @@ pub struct ReleaseReport {
     pub assumptions: Vec<&'static str>,
     /// About choosing hyperparameters.
     pub hyperparameters: &'static str,
+    /// Where these hyperparameters came from.
+    pub hyperparameter_source: HyperparameterSource,
     /// About floating point.
     pub floating_point: &'static str,
 }
@@ -192,6 +215,7 @@ impl ReleaseReport {
             sampler: SamplerReport { plan, jitter, jitter_note: JITTER_NOTE },
             assumptions: if p.uses_rkhs_lemma() { vec![RKHS_ASSUMPTION] } else { vec![] },
             hyperparameters: HYPERPARAMETERS_NOTE,
+            hyperparameter_source: p.hyperparameter_source.clone(),
             floating_point: FLOATING_POINT_NOTE,
         }
     }

@@ -22,7 +22,7 @@ fn grid_1d(m: usize) -> Query {
 
 #[test]
 fn releases_exactly_the_accounted_draws_with_the_accounted_report() {
-    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    let mut p = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     p.draws = Draws::new(3).unwrap();
     let m = p.check().unwrap();
     let want = p.release.check().unwrap().epsilon(p.draws, 1e-3, p.conversion).unwrap();
@@ -46,7 +46,7 @@ fn releases_exactly_the_accounted_draws_with_the_accounted_report() {
 /// moments of 2·10⁴ seeded draws at 5 points, each within 5 standard errors.
 #[test]
 fn released_values_have_the_accounted_posterior_law() {
-    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    let mut p = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     p.draws = Draws::new(20_000).unwrap();
     let m = p.check().unwrap();
     let q = Query::Points(Points::from_1d(&[0.0, 0.2, 0.35, 0.5, 0.95]));
@@ -67,7 +67,9 @@ fn released_values_have_the_accounted_posterior_law() {
 
 #[test]
 fn calibrated_mechanisms_meet_the_target_and_say_so() {
-    let m = MechanismParams::new(release_1d(6), 1e-3).calibrate(Solve::Ridge, 4.0).unwrap();
+    let m = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0))
+        .calibrate(Solve::Ridge, 4.0)
+        .unwrap();
     assert!(m.privacy().epsilon <= 4.0 && m.privacy().epsilon > 3.99);
     let c = m.calibration().unwrap();
     assert_eq!((c.solve, c.target_epsilon), (Solve::Ridge, 4.0));
@@ -84,7 +86,7 @@ fn calibrated_mechanisms_meet_the_target_and_say_so() {
 fn reports_do_not_depend_on_private_details() {
     let domain: Domain = "box:0,1,0,1".parse().unwrap();
     let rel = ReleaseParams::new(Kernel::exponential(0.3).unwrap(), domain.clone(), 4, 1.0, 0.5);
-    let m = MechanismParams::new(rel, 1e-3).check().unwrap();
+    let m = MechanismParams::new(rel, 1e-3, crate::model::units::ResponseScale::Bound(1.0)).check().unwrap();
     let q = Query::Grid(Grid::parse("9", &domain).unwrap());
     let on = Dataset::new(
         Points::new(vec![0.125, 0.25, 0.5, 0.5, 0.875, 0.125, 0.75, 1.0], 2).unwrap(),
@@ -109,7 +111,7 @@ fn reports_do_not_depend_on_private_details() {
     assert_eq!((da.policy.responses_clipped, dc.policy.responses_clipped), (0, 2));
     assert!(!a.contains("clipped"), "{a}");
     // With a declared lattice the lattice sampler is used for both grids…
-    let mut lp = MechanismParams::new(m.params().release.clone(), 1e-3);
+    let mut lp = MechanismParams::new(m.params().release.clone(), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     lp.covariate_lattice = Some(CovariateLattice::parse("9", 2).unwrap());
     let lm = lp.check().unwrap();
     let r = lm.release(&on, &q, &mut ReleaseRng::seeded(9)).unwrap();
@@ -121,7 +123,7 @@ fn reports_do_not_depend_on_private_details() {
 
 #[test]
 fn lazy_paths_are_consistent_capped_and_reported() {
-    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    let mut p = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     p.draws = Draws::new(2).unwrap();
     let m = p.check().unwrap();
     let mut lazy = m.sample_paths(&data_1d(), 6, ReleaseRng::seeded(3)).unwrap();
@@ -147,7 +149,7 @@ fn restored_lazy_paths_continue_the_original_draw() {
     // with the same generator advanced by 5 normals must answer the 5 old
     // points exactly and the 3 new ones as the original did (the same
     // normals through the same conditional law; factors equal to rounding).
-    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    let mut p = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     p.draws = Draws::new(2).unwrap();
     p.response_range = Some("0,40".parse().unwrap());
     p.release.response_bound = 1.0;
@@ -194,7 +196,7 @@ fn two_dimensional_lattice_release_matches_the_dense_law_in_the_mean() {
     // lattice sampler, and μ_D recovered by the average of many draws.
     let domain: Domain = "box:0,1,0,1".parse().unwrap();
     let rel = ReleaseParams::new(Kernel::new(KernelKind::Matern32, 0.4).unwrap(), domain.clone(), 4, 0.5, 0.7);
-    let mut p = MechanismParams::new(rel, 1e-3);
+    let mut p = MechanismParams::new(rel, 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     p.covariate_lattice = Some(CovariateLattice::parse("5", 2).unwrap());
     p.sampler = SamplerPolicy::Lattice;
     p.draws = Draws::new(4000).unwrap();
@@ -225,7 +227,11 @@ fn two_dimensional_lattice_release_matches_the_dense_law_in_the_mean() {
 fn one_dimensional_releases_use_the_state_space_sampler_without_a_dense_fit() {
     let n = 20_000;
     let kernel = Kernel::new(KernelKind::Matern32, 0.1).unwrap();
-    let p = MechanismParams::new(ReleaseParams::new(kernel, Domain::interval(0.0, 1.0).unwrap(), n, 2.0, 1.0), 1e-5);
+    let p = MechanismParams::new(
+        ReleaseParams::new(kernel, Domain::interval(0.0, 1.0).unwrap(), n, 2.0, 1.0),
+        1e-5,
+        crate::model::units::ResponseScale::Bound(1.0),
+    );
     let m = p.check().unwrap();
     let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.618_033_988_75) % 1.0).collect();
     let d1 = Dataset::new(Points::from_1d(&xs), xs.iter().map(|x| (5.0 * x).sin()).collect()).unwrap();
@@ -254,7 +260,7 @@ fn response_range_is_an_exact_change_of_units() {
     let internal =
         Dataset::new(raw.x().clone(), raw.y().iter().map(|&y| range.to_internal(y).clamp(-1.0, 1.0)).collect())
             .unwrap();
-    let mut p = MechanismParams::new(release_1d(6), 1e-3);
+    let mut p = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     p.draws = Draws::new(2).unwrap();
     let plain = p.check().unwrap().release(&internal, &grid_1d(30), &mut ReleaseRng::seeded(5)).unwrap();
     p.response_range = Some(range);

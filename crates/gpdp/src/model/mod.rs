@@ -20,3 +20,4 @@ pub use kernel::{Kernel, KernelKind};
 pub use points::Points;
 pub use policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 pub use query::{CovariateLattice, Grid, Query};
+pub use units::{ResponseRange, ResponseScale};

@@ -64,6 +64,41 @@ impl ResponseRange {
     }
 }
 
+/// The scale of the responses — a required public choice of every release
+/// (`MechanismParams::new`): either the bound M_Y on |y| in the units the
+/// responses are given in, or a response range [lo, hi] in data units mapped
+/// onto [−1, 1] (then M_Y = 1).
+///
+/// There is no default: a default of M_Y = 1 silently clipped data given in
+/// real units (readings of 2–64 µg/m³ all clipped to ±1), and refusing a
+/// release because many values were clipped would make the refusal depend
+/// on the private data. Requiring the public choice does not.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ResponseScale {
+    /// |y| ≤ M_Y in the units of the data (M_Y > 0, finite).
+    Bound(f64),
+    /// Responses in data units, with the public plausible range [lo, hi].
+    Range(ResponseRange),
+}
+
+impl ResponseScale {
+    /// The bound M_Y the mechanism uses internally (1 for a range).
+    pub fn bound(&self) -> f64 {
+        match self {
+            ResponseScale::Bound(m) => *m,
+            ResponseScale::Range(_) => 1.0,
+        }
+    }
+
+    /// The range, if the responses are in data units.
+    pub fn range(&self) -> Option<ResponseRange> {
+        match self {
+            ResponseScale::Bound(_) => None,
+            ResponseScale::Range(r) => Some(*r),
+        }
+    }
+}
+
 impl FromStr for ResponseRange {
     type Err = Error;
     /// "LO,HI".

@@ -33,10 +33,16 @@ pub use utility::{Summary, Utility, UtilityAt, UtilityOptions, calibrate_with_fl
 use crate::model::units::ResponseRange;
 
 /// Version of the [`Plan`] schema (plan.json).
-pub const PLAN_VERSION: u32 = 1;
+pub const PLAN_VERSION: u32 = 2;
 
 /// What a plan is computed from, stated in every plan.json.
 pub const PLAN_NOTE: &str = "Computed from PUBLIC or proxy data only (never the private data): the hyperparameters are public inputs of the release, and the utility figures are simulations on the proxy with seeded draws, not releases.";
+
+/// SHA-256 of `bytes` as lower-case hex (plan.json's `proxy_sha256`).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
 
 /// plan.json: the fitted hyperparameters, the release's public settings and
 /// the utility of each target ε, all from proxy data.
@@ -48,6 +54,10 @@ pub struct Plan {
     pub note: String,
     /// The proxy data, as named by the caller (a file name).
     pub proxy: String,
+    /// SHA-256 of the proxy file's bytes, lower-case hex ([`sha256_hex`]):
+    /// `gpdp release --plan` refuses a data file with the same hash (a plan
+    /// fitted on the private data would publish its fitted hyperparameters).
+    pub proxy_sha256: String,
     /// Proxy records read.
     pub proxy_records: usize,
     /// The fit (kernel, ℓ, σ, λ, every start).

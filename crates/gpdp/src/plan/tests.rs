@@ -151,7 +151,7 @@ fn an_optimum_on_a_bound_is_reported() {
 fn template(n: usize, ell: f64, scale: f64) -> MechanismParams {
     let domain = Domain::cuboid(vec![0.0, 0.0], vec![1.0, 1.0]).unwrap();
     let release = ReleaseParams::new(Kernel::new(KernelKind::Matern32, ell).unwrap(), domain, n, 1.0, scale);
-    MechanismParams::new(release, 1e-5)
+    MechanismParams::new(release, 1e-5, crate::model::units::ResponseScale::Bound(1.0))
 }
 
 #[test]
