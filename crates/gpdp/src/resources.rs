@@ -94,10 +94,21 @@ fn room_under_limits(limits: &str, status: &str) -> Option<(f64, &'static str)> 
     };
     let used = |key: &str| status_kib(status, key).map(|kb| kb * 1024.0).unwrap_or(0.0);
     let rooms = [
-        soft("Max address space").map(|lim| (lim - used("VmSize:"), "the room under the address-space limit, ulimit -v")),
+        soft("Max address space")
+            .map(|lim| (lim - used("VmSize:"), "the room under the address-space limit, ulimit -v")),
         soft("Max data size").map(|lim| (lim - used("VmData:"), "the room under the data-size limit, ulimit -d")),
     ];
     rooms.into_iter().flatten().map(|(r, w)| (r.max(0.0), w)).reduce(|a, b| if b.0 < a.0 { b } else { a })
+}
+
+fn parse_size(s: &str) -> Option<f64> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last()? {
+        'G' | 'g' => (&t[..t.len() - 1], GIB),
+        'M' | 'm' => (&t[..t.len() - 1], (1u64 << 20) as f64),
+        _ => (t, 1.0),
+    };
+    num.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0).map(|v| v * mult)
 }
 
 /// "3.2 GiB", "410 MiB", "12 KiB".

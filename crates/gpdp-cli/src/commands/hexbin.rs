@@ -69,14 +69,18 @@ pub fn parse_box(s: &str) -> Result<[f64; 4]> {
 /// Refuses points whose extent cannot be binned without a `--box`: its
 /// width or height overflows a 64-bit float (e.g. x from −1e308 to 1e308).
 fn check_extent(path: &Path, points: &[[f64; 3]]) -> Result<()> {
-    let range = |k: usize| {
-        points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p[k]), hi.max(p[k])))
-    };
+    let range =
+        |k: usize| points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p[k]), hi.max(p[k])));
     let ((x0, x1), (y0, y1)) = (range(0), range(1));
     if !((x1 - x0) * (1.0 + 2e-9)).is_finite() || !((y1 - y0) * (1.0 + 2e-9)).is_finite() {
+        let n = |v: f64| if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) { format!("{v:e}") } else { v.to_string() };
         bail!(
-            "{}: the points' extent (x from {x0:e} to {x1:e}, y from {y0:e} to {y1:e}) is too wide to bin — its width or height overflows a 64-bit float; give --box x0,x1,y0,y1 to bin the part you need",
-            path.display()
+            "{}: the points' extent (x from {} to {}, y from {} to {}) is too wide to bin — its width or height overflows a 64-bit float; give --box x0,x1,y0,y1 to bin the part you need",
+            path.display(),
+            n(x0),
+            n(x1),
+            n(y0),
+            n(y1)
         );
     }
     Ok(())

@@ -76,7 +76,7 @@ pub struct MiaBase {
     pub bound: BoundChoice,
     /// Refuse to start a run estimated to take longer than this many hours
     /// (the estimate is printed before the run; raise the limit to run it).
-    #[arg(long = "max-hours", value_name = "H", value_parser = parse_f64, default_value = "6")]
+    #[arg(long = "max-hours", value_name = "H", value_parser = parse_f64, default_value = "1")]
     pub max_hours: f64,
 }
 
@@ -103,8 +103,9 @@ pub fn estimate_seconds(cfg: &MiaConfig, configs: usize, threads: usize) -> f64 
     configs as f64 * cfg.repeats as f64 * datasets * per_dataset / threads.max(1) as f64
 }
 
-/// Prints the estimate of a run on stderr and refuses it above `--max-hours`.
-fn check_estimate(what: &str, cfg: &MiaConfig, configs: usize, max_hours: f64) -> Result<()> {
+/// Prints the estimate of a run on stderr and refuses it above `--max-hours`;
+/// returns the estimate, in words, for the progress bar.
+fn check_estimate(what: &str, cfg: &MiaConfig, configs: usize, max_hours: f64) -> Result<String> {
     if !(max_hours.is_finite() && max_hours > 0.0) {
         bail!("--max-hours {max_hours} must be a finite number of hours > 0");
     }
@@ -121,8 +122,9 @@ fn check_estimate(what: &str, cfg: &MiaConfig, configs: usize, max_hours: f64) -
             human_duration(secs)
         );
     }
-    eprintln!("{what}: estimated ≈ {} on {threads} thread(s) ({work})", human_duration(secs));
-    Ok(())
+    let estimate = human_duration(secs);
+    eprintln!("{what}: estimated ≈ {estimate} on {threads} thread(s) ({work})");
+    Ok(estimate)
 }
 
 /// "3.2 s", "12 min", "4.5 h", "3.1e2 days".
@@ -278,8 +280,8 @@ pub fn run(a: MiaArgs) -> Result<()> {
     if let Some(dir) = &a.out {
         crate::output::files::check_out_dir(dir, a.force)?;
     }
-    check_estimate("this attack", &cfg, 1, a.base.max_hours)?;
-    let bar = progress_bar(cfg.repeats, "mia repeats");
+    let estimate = check_estimate("this attack", &cfg, 1, a.base.max_hours)?;
+    let bar = progress_bar(cfg.repeats, &format!("mia repeats (≈ {estimate} estimated)"));
     let res = run_mia(&cfg, &|k| bar.inc(k as u64))?;
     bar.finish_and_clear();
     let mut out = summary_json(&res.summary);
@@ -456,11 +458,12 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
     crate::output::files::check_out_dir(&s.out, s.force)?;
     // The slowest configuration (most draws) bounds each of this shard's.
     let mine = shard.units(units);
-    if let Some(worst) = mine.iter().map(|&u| &configs[u]).max_by_key(|c| c.draws.get()) {
-        check_estimate("this sweep", worst, mine.len(), s.base.max_hours)?;
-    }
+    let estimate = match mine.iter().map(|&u| &configs[u]).max_by_key(|c| c.draws.get()) {
+        Some(worst) => check_estimate("this sweep", worst, mine.len(), s.base.max_hours)?,
+        None => "0 s".into(),
+    };
     let total = mine.len() * st.base.repeats;
-    let bar = progress_bar(total, "mia sweep");
+    let bar = progress_bar(total, &format!("mia sweep (≈ {estimate} estimated)"));
     let t0 = std::time::Instant::now();
     let rows = sweep_shard(&st.base, &st.spec, shard, &|k| bar.inc(k as u64))?;
     bar.finish_and_clear();

@@ -30,7 +30,7 @@ use crate::output::release::write_release;
 #[command(allow_negative_numbers = true)]
 #[command(
     long_about = "Release L posterior sample paths of a Gaussian process fitted to private data, with an (ε, δ)-differential-privacy guarantee (Theorem 3.1 / Proposition 2).\n\nHyperparameters (kernel, ℓ, σ, η, and r or the target ε) must NOT be tuned on the private data: choose them on public or synthetic data, or from domain knowledge. Tuning them on the private data voids the guarantee.\n\nThe --out folder holds only what may be published: paths.csv, report.json and the map/GeoJSON or paths figure, all computed from the released draws and public inputs. Facts about the private data (how many responses were clipped, timings) are printed on stderr and, with --log, written to an operator log that must stay private (it is refused inside --out).\n\nEvery output location (--out, --log, the ledger) is checked before anything is drawn, and no input (--data, --at, --plan, --ledger) may lie inside --out or be an output.",
-    after_long_help = "Exit status:\n  0    released: the folder, the ledger entry and the log are written\n  1    refused or failed: NOTHING was published (a ledger reservation made before the failure stays counted against the budget)\n  2    the command line did not parse\n  3    the release WAS published (the folder is in place, and counted in the ledger), but a later step failed — recording it in the ledger, writing --log or printing --json; the message says where. Do not run the release again: that would be a second release of the data.\n  130, 143  interrupted (SIGINT, SIGTERM): partial output removed, nothing published",
+    after_long_help = "Exit status:\n  0    released: the folder, the ledger entry and the log are all written\n  1    refused or failed: NOTHING was published (a ledger reservation made before\n       the failure stays counted against the budget)\n  2    the command line did not parse\n  3    the release WAS published (the folder is in place and counted in the ledger),\n       but a later step failed: recording it in the ledger, writing --log or\n       printing --json; the message says which and where. Do not run the release\n       again: that would release the data a second time.\n  130  interrupted (SIGINT; 143 for SIGTERM): partial output removed, nothing published",
     mut_arg("scale", |a| a
         .help("Kernel scale σ > 0 (prior GP(0, σ²k)); finite for a release (σ = inf, the covariance-only bound, is for `gpdp account` and `gpdp calibrate`). Larger σ = more private (mean term only).")
         .value_parser(crate::args::parse_release_scale))
@@ -121,7 +121,12 @@ pub struct ReleaseCmdArgs {
     /// 0,60 for µg/m³). Responses are mapped onto [−1, 1] (M_Y = 1) for the
     /// mechanism, clipped to the range, and every output — paths, maps,
     /// --threshold — is in data units. Replaces --response-bound.
-    #[arg(long = "response-range", value_name = "LO,HI", conflicts_with = "response_bound", allow_hyphen_values = true)]
+    #[arg(
+        long = "response-range",
+        value_name = "LO,HI",
+        conflicts_with = "response_bound",
+        allow_hyphen_values = true
+    )]
     pub response_range: Option<gpdp::model::units::ResponseRange>,
 
     /// The responses' unit, a label for the report and the map (e.g. µg/m³;
@@ -224,7 +229,9 @@ impl ReleaseCmdArgs {
         let need_scale = !calibrating || self.solve != Solve::Scale;
         for m in self.model.missing(need_ridge, need_scale) {
             missing.push(match m {
-                "--ridge r" if calibrating => "--ridge r (--target-epsilon calibrates the --solve parameter, not the ridge)",
+                "--ridge r" if calibrating => {
+                    "--ridge r (--target-epsilon calibrates the --solve parameter, not the ridge)"
+                }
                 "--ridge r" => "--ridge r (or --target-epsilon ε to calibrate it)",
                 m if m.starts_with("--scale") => "--scale σ (finite, > 0)",
                 m => m,
@@ -542,10 +549,11 @@ fn check_paths(a: &ReleaseCmdArgs) -> Result<()> {
     if let Some(log) = &a.log {
         check_log_outside(log, out)?;
     }
-    let inputs: Vec<(&str, &Path)> = [("--data", &a.data), ("--at", &a.at), ("--plan", &a.plan), ("--ledger", &a.ledger)]
-        .into_iter()
-        .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
-        .collect();
+    let inputs: Vec<(&str, &Path)> =
+        [("--data", &a.data), ("--at", &a.at), ("--plan", &a.plan), ("--ledger", &a.ledger)]
+            .into_iter()
+            .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+            .collect();
     let mut outputs = vec![("--out", out.as_path())];
     if let Some(log) = &a.log {
         outputs.push(("--log", log.as_path()));
@@ -610,11 +618,13 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     let reserved = ledger.as_ref().map(|(_, id)| *id);
     // Until the folder is in place nothing is published; a failure says so,
     // and what became of the budget.
-    let unpublished = |e: anyhow::Error| match (reserved, &a.dataset) {
+    let unpublished = |e: anyhow::Error| {
+        match (reserved, &a.dataset) {
         (Some(id), Some(dataset)) => e.context(format!(
             "nothing was published; ledger reservation #{id} of '{dataset}' stays counted against its budget (docs/ledger.md)"
         )),
         _ => e,
+    }
     };
     let spinner = Spinner::new(a.quiet);
     let rel = mechanism
@@ -651,9 +661,8 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         );
     }
     if let Some(log) = &a.log {
-        write_operator_log(log, "release", &name, out, &rel, a.force).map_err(|e| {
-            after(format!("writing the operator log --log {}", log.display()), ledger_state.clone(), e)
-        })?;
+        write_operator_log(log, "release", &name, out, &rel, a.force)
+            .map_err(|e| after(format!("writing the operator log --log {}", log.display()), ledger_state.clone(), e))?;
     }
     if a.json {
         let report = std::fs::read(out.join("report.json"))

@@ -211,16 +211,15 @@ fn parse_row(
         }
         Ok(Some(v))
     };
-    let int = |k: &str, flag: Option<u64>| -> Result<Option<u64>> {
-        match get(k) {
-            Some(s) => Ok(Some(
-                s.parse::<u64>().map_err(|_| {
+    let int =
+        |k: &str, flag: Option<u64>| -> Result<Option<u64>> {
+            match get(k) {
+                Some(s) => Ok(Some(s.parse::<u64>().map_err(|_| {
                     input(format!("column {k}: '{}' is not a non-negative integer", super::excerpt(s)))
-                })?,
-            )),
-            None => Ok(flag),
-        }
-    };
+                })?)),
+                None => Ok(flag),
+            }
+        };
     let kind: KernelKind = match get("kernel") {
         Some(s) => s.parse().map_err(|e: Error| cut("kernel", s, e))?,
         None => d.kernel.ok_or_else(|| missing("kernel"))?,

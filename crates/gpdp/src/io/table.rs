@@ -88,27 +88,30 @@ pub fn read_table_columns(name: &str, bytes: &[u8], need_y: bool, cols: &Columns
     if headers.iter().all(|h| h.is_empty()) {
         return Err(input(format!("{name}: the file is empty (expected a header with x or x1..xd and y)")));
     }
-    if let Some((i, h)) = headers.iter().enumerate().find(|(i, h)| !h.is_empty() && headers[..*i].contains(h)) {
-        return Err(input(format!(
-            "{name}: column '{}' appears twice in the header (columns {} and {})",
-            super::excerpt(h),
-            headers.iter().position(|c| c == h).unwrap_or(0) + 1,
-            i + 1
-        )));
+    // A duplicate name, found in one pass (a header may have many columns).
+    let mut first = std::collections::HashMap::new();
+    for (i, h) in headers.iter().enumerate().filter(|(_, h)| !h.is_empty()) {
+        if let Some(j) = first.insert(h.as_str(), i) {
+            return Err(input(format!(
+                "{name}: column '{}' appears twice in the header (columns {} and {})",
+                super::excerpt(h),
+                j + 1,
+                i + 1
+            )));
+        }
     }
     let find = |h: &str| headers.iter().position(|c| c == h);
     let mut xcols = Vec::new();
     let mut x_names = Vec::new();
     if let Some(named) = &cols.x {
         for h in named {
-            let i = find(h)
-                .ok_or_else(|| {
-                    input(format!(
-                        "{name}: no covariate column '{}' (the header is {})",
-                        super::excerpt(h),
-                        super::header_list(&headers)
-                    ))
-                })?;
+            let i = find(h).ok_or_else(|| {
+                input(format!(
+                    "{name}: no covariate column '{}' (the header is {})",
+                    super::excerpt(h),
+                    super::header_list(&headers)
+                ))
+            })?;
             if xcols.contains(&i) {
                 return Err(input(format!("{name}: covariate column '{}' is named twice", super::excerpt(h))));
             }
