@@ -22,6 +22,38 @@ pub fn parse_scale(s: &str) -> std::result::Result<f64, String> {
     parse_f64(s).map_err(|e| format!("{e} (σ may be a finite number > 0 or inf)"))
 }
 
+/// Parses the kernel scale σ of a release: a finite float (a release draws
+/// from the posterior, whose mean term needs a finite σ; σ = inf is the
+/// covariance-only bound of `gpdp account` and `gpdp calibrate`).
+pub fn parse_release_scale(s: &str) -> std::result::Result<f64, String> {
+    match parse_scale(s) {
+        Ok(v) if v.is_infinite() => Err(format!(
+            "'{s}': a release needs a finite σ > 0 (σ = inf, the covariance-only bound, is for `gpdp account` and `gpdp calibrate`)"
+        )),
+        other => other,
+    }
+}
+
+/// Parses a unit label (e.g. µg/m³): printable text of at most 40
+/// characters — it is drawn into figures and written into SVG, where a
+/// control character is not even allowed.
+pub fn parse_units(s: &str) -> std::result::Result<String, String> {
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "{:?}: the unit label holds the control character {} — give printable text such as µg/m³",
+            gpdp::io::excerpt(s),
+            c.escape_unicode()
+        ));
+    }
+    if s.trim().is_empty() {
+        return Err("the unit label is empty; give e.g. µg/m³, or leave --units out".into());
+    }
+    if s.chars().count() > 40 {
+        return Err(format!("{:?}: a unit label of at most 40 characters, please", gpdp::io::excerpt(s)));
+    }
+    Ok(s.trim().to_string())
+}
+
 /// The public description of a release: kernel, domain, sizes and knobs.
 #[derive(Args, Debug, Clone)]
 pub struct ReleaseArgs {

@@ -121,9 +121,22 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", one_line(&format!("{e:#}")));
-            ExitCode::FAILURE
+            eprintln!("error: {}", capped(&one_line(&format!("{e:#}"))));
+            ExitCode::from(output::outcome::exit_status(&e))
         }
+    }
+}
+
+/// The longest error message printed, in characters: values quoted from
+/// inputs are cut where they are quoted (`gpdp::io::excerpt`); this bounds
+/// whatever else a message might echo.
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// `msg`, cut to [`MAX_MESSAGE_CHARS`] characters with a note of how much was left out.
+fn capped(msg: &str) -> String {
+    match msg.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => msg.to_string(),
+        Some((cut, _)) => format!("{}… ({} more bytes not shown)", &msg[..cut], msg.len() - cut),
     }
 }
 
@@ -167,5 +180,8 @@ mod tests {
             clap_one_line(missing),
             "error: the following required arguments were not provided: --data <CSV> --delta <δ>"
         );
+        assert_eq!(capped("short"), "short");
+        let long = "x".repeat(MAX_MESSAGE_CHARS + 10);
+        assert_eq!(capped(&long), format!("{}… (10 more bytes not shown)", "x".repeat(MAX_MESSAGE_CHARS)));
     }
 }

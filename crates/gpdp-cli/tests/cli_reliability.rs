@@ -855,3 +855,483 @@ fn item_15_experiment_flags_and_inputs_are_validated() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("1 of 2 query points lie outside the domain"), "{}", stderr(&o));
 }
+
+// ------------------------------------------------- issue 22 (items 6, 7, 10, 11, 12)
+//
+// Tests of issue 22 ("Nothing lost, nothing leaked"), named `issue22_item_NN_…`
+// after that issue's numbered list.
+
+/// Runs and expects a refusal (exit status 1) whose last stderr line names
+/// every needle; returns that line.
+fn refused(args: &[&str], needles: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: expected a refusal; stderr: {}", stderr(&o));
+    let e = stderr(&o);
+    let last = e.trim_end().lines().last().unwrap_or("").to_string();
+    for n in needles {
+        assert!(last.contains(n), "{args:?}: expected {n:?} in: {last}");
+    }
+    last
+}
+
+/// `args` without `flag` and its value.
+fn without(mut args: Vec<String>, flag: &str) -> Vec<String> {
+    if let Some(i) = args.iter().position(|a| a == flag) {
+        args.drain(i..i + 2);
+    }
+    args
+}
+
+/// A small sharded `mia sweep` (one shard of one), written into `dir`.
+fn mia_shard(dir: &Path) {
+    ok(&[
+        "mia",
+        "sweep",
+        "--ridge",
+        "1",
+        "--scale",
+        "0.5",
+        "--draws",
+        "1",
+        "--repeats",
+        "1",
+        "--shadow",
+        "100",
+        "--eval",
+        "100",
+        "--n",
+        "5",
+        "--shard",
+        "0/1",
+        "--out",
+        s(dir),
+    ]);
+}
+
+#[test]
+fn issue22_item_06_no_output_deletes_or_replaces_an_input() {
+    let t = tempfile::tempdir().unwrap();
+    let o = t.path().join("o");
+    std::fs::create_dir_all(o.join("sub")).unwrap();
+    let d = write(&o, "d.csv", DATA_1D.as_bytes());
+    let g = write(&o.join("sub"), "g.csv", DATA_1D.as_bytes());
+    let q = write(&o, "q.csv", b"x\n0.2\n0.7\n");
+    let outside = write(t.path(), "data.csv", DATA_1D.as_bytes());
+    std::os::unix::fs::symlink(&o, t.path().join("link")).unwrap();
+    let via_link = t.path().join("link/d.csv");
+    let dotdot = o.join("sub/..");
+    let snapshot = || -> Vec<(PathBuf, Vec<u8>)> {
+        [&d, &g, &q, &outside].iter().map(|p| (PathBuf::from(p), std::fs::read(p).unwrap())).collect()
+    };
+    let before = snapshot();
+    let cases: Vec<(Vec<String>, [String; 2])> = vec![
+        // --data directly inside --out, in a subfolder, through a symlink; --out spelled with `..`.
+        (release_1d(&d, s(&o), &["--force"]), [d.clone(), s(&o).into()]),
+        (release_1d(&g, s(&o), &["--force"]), [g.clone(), s(&o).into()]),
+        (release_1d(s(&via_link), s(&o), &["--force"]), [s(&via_link).into(), s(&o).into()]),
+        (release_1d(&d, s(&dotdot), &["--force"]), [d.clone(), s(&dotdot).into()]),
+        // --at inside --out; --log replacing the data.
+        (without(release_1d(&outside, s(&o), &["--at", &q, "--force"]), "--grid"), [q.clone(), s(&o).into()]),
+        (
+            release_1d(&outside, s(&t.path().join("r")), &["--log", &outside, "--force"]),
+            [outside.clone(), outside.clone()],
+        ),
+        // A file output equal to the input.
+        (["hexbin", "--data", &d, "--out", &d, "--force"].map(String::from).to_vec(), [d.clone(), d.clone()]),
+    ];
+    for (args, [input, output]) in &cases {
+        let e = refused(&refs(args), &[input, output, "nothing was done"]);
+        assert!(!e.contains("panicked"), "{e}");
+        assert_eq!(snapshot(), before, "{args:?} changed an input");
+    }
+    assert!(!t.path().join("r").exists(), "nothing was published");
+    // merge --out equal to a shard, or containing the shards.
+    let shards = t.path().join("shards");
+    let shard = shards.join("shard-0");
+    mia_shard(&shard);
+    let cbor = std::fs::read(shard.join("shard.cbor")).unwrap();
+    refused(&["merge", "--out", s(&shard), "--force", s(&shard)], &[s(&shard), "same path"]);
+    refused(&["merge", "--out", s(&shards), "--force", s(&shard)], &[s(&shard), s(&shards), "lies inside"]);
+    assert_eq!(std::fs::read(shard.join("shard.cbor")).unwrap(), cbor, "the shard is intact");
+    // A merge beside its inputs works.
+    ok(&["merge", "--out", s(&t.path().join("merged")), s(&shard)]);
+}
+
+/// The releases a ledger holds for `dataset`, as `ledger show --json` lists them.
+fn ledger_releases(ledger: &str, dataset: &str) -> Vec<Value> {
+    let v = json(&["ledger", "show", "--ledger", ledger, "--json"]);
+    let item = v.as_array().unwrap().iter().find(|i| i["budget"]["dataset"] == dataset).unwrap();
+    item["releases"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn issue22_item_07_every_output_location_is_checked_before_drawing() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_1D.as_bytes());
+    let ledger = s(&t.path().join("budget.db")).to_string();
+    ok(&["ledger", "init", "--ledger", &ledger, "--dataset", "d", "--epsilon", "100", "--delta", "1e-2"]);
+    let out = t.path().join("o");
+    let file = write(t.path(), "file.txt", b"not a folder");
+    let with_ledger = |extra: &[&str]| -> Vec<String> {
+        let mut e = vec!["--ledger", &ledger, "--dataset", "d"];
+        e.extend_from_slice(extra);
+        release_1d(&data, s(&out), &e)
+    };
+    let nodir = t.path().join("nodir/log.json");
+    let under_file = t.path().join("file.txt/log.json");
+    for (args, needles) in [
+        (with_ledger(&["--log", s(&nodir)]), vec!["--log", s(&nodir), "does not exist"]),
+        (with_ledger(&["--log", s(&under_file)]), vec!["--log", s(&under_file), "is not a directory"]),
+        (
+            release_1d(&data, s(&t.path().join("file.txt/o")), &["--ledger", &ledger, "--dataset", "d"]),
+            vec!["--out", "file.txt", "not a directory"],
+        ),
+    ] {
+        refused(&refs(&args), &needles);
+        assert!(!out.exists(), "{args:?}: nothing is published");
+        assert!(ledger_releases(&ledger, "d").is_empty(), "{args:?}: no budget is reserved");
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"not a folder");
+    // A writable --log: released, recorded, logged, exit 0.
+    let log = t.path().join("log.json");
+    ok(&refs(&with_ledger(&["--log", s(&log)])));
+    assert!(out.join("report.json").exists() && log.exists());
+    assert_eq!(ledger_releases(&ledger, "d").len(), 1);
+}
+
+#[test]
+fn issue22_item_07_a_failure_after_publishing_exits_3_and_says_it_was_published() {
+    use std::io::BufRead;
+    let t = tempfile::tempdir().unwrap();
+    // Enough work between the reservation and the log (a few hundred ms) to
+    // create the log file in between: the log's check passed, its write fails.
+    let mut body = String::from("x,y\n");
+    for i in 0..1500 {
+        body.push_str(&format!("{},{}\n", (i as f64 + 0.5) / 1500.0, ((i * 7) % 13) as f64 / 13.0 - 0.5));
+    }
+    let data = write(t.path(), "d.csv", body.as_bytes());
+    let ledger = s(&t.path().join("budget.db")).to_string();
+    ok(&["ledger", "init", "--ledger", &ledger, "--dataset", "d", "--epsilon", "1000", "--delta", "1e-2"]);
+    let out = t.path().join("o");
+    let log = t.path().join("log.json");
+    let args = release_1d(
+        &data,
+        s(&out),
+        &["--sampler", "dense", "--grid", "1500", "--ledger", &ledger, "--dataset", "d", "--log", s(&log)],
+    );
+    let mut child = gpdp().args(&args).stderr(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        seen.push_str(&line);
+        if line.starts_with("ledger: reserved") {
+            // Another process takes the log's name while the release draws.
+            std::fs::write(&log, "someone else's file").unwrap();
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(seen.contains("ledger: reserved"), "{seen}");
+    assert_eq!(status.code(), Some(3), "{seen}");
+    let last = seen.trim_end().lines().last().unwrap();
+    assert!(last.contains("the release WAS published in") && last.contains(s(&out)), "{last}");
+    assert!(last.contains("do not run the release again") && last.contains("--log"), "{last}");
+    assert!(last.contains("committed"), "the ledger entry's state is named: {last}");
+    assert!(out.join("report.json").exists(), "the folder is published");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "someone else's file", "nothing replaced unasked");
+    let rel = ledger_releases(&ledger, "d");
+    assert_eq!(rel.len(), 1, "{rel:?}");
+    // The help documents the exit statuses.
+    let help = ok(&["release", "--help"]);
+    assert!(help.contains("Exit status:") && help.contains("  3    the release WAS published"), "{help}");
+}
+
+/// A seeded 2-D release of a small dataset on a `grid`, with `extra` flags.
+fn release_2d(data: &str, out: &str, grid: &str, extra: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "release",
+        "--data",
+        data,
+        "--response-bound",
+        "1",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "0.3",
+        "--domain",
+        "box:0,1,0,1",
+        "--scale",
+        "0.5",
+        "--ridge",
+        "1",
+        "--delta",
+        "1e-3",
+        "--grid",
+        grid,
+        "--seed",
+        "1",
+        "--out",
+        out,
+    ]
+    .map(String::from)
+    .to_vec();
+    v.extend(extra.iter().map(|s| s.to_string()));
+    v
+}
+
+const DATA_2D: &str = "x1,x2,y\n0.1,0.2,1\n0.5,0.5,0\n0.8,0.3,-0.5\n";
+
+#[test]
+fn issue22_item_10_the_address_space_limit_is_respected() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_2D.as_bytes());
+    let out = t.path().join("o");
+    // 140² query points: the dense sampler's m × m matrix alone is 2.9 GiB —
+    // within GPDP_MEMORY_LIMIT=8G, beyond a 2 GB address-space limit.
+    let args = release_2d(&data, s(&out), "140", &["--sampler", "dense"]);
+    let bin = std::env::var_os("GPDP_BIN").map(PathBuf::from).unwrap_or_else(|| assert_cmd::cargo::cargo_bin("gpdp"));
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2000000 && exec \"$0\" \"$@\"")
+        .arg(&bin)
+        .args(&args)
+        .env("GPDP_MEMORY_LIMIT", "8G")
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "a refusal, not a crash: {e}");
+    assert!(!e.contains("panicked") && !e.contains("memory allocation"), "{e}");
+    assert!(e.contains("needs ≈") && e.contains("ulimit -v") && e.contains("factored in place (m²)"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn issue22_item_10_long_values_are_cut_in_messages() {
+    let t = tempfile::tempdir().unwrap();
+    let cell = "9".repeat(5_000_000) + "x";
+    let data = write(t.path(), "d.csv", format!("x,y\n0.1,0.5\n0.2,{cell}\n").as_bytes());
+    let e = refused(&refs(&release_1d(&data, s(&t.path().join("o")), &[])), &["row 2 (line 3), column y", "…"]);
+    assert!(e.len() < 600, "{} bytes: {}", e.len(), &e[..600.min(e.len())]);
+    assert!(e.contains("(5000001 bytes)"), "{e}");
+    // A header of 100 000 columns is listed by its first names.
+    let header: Vec<String> = (0..100_000).map(|i| format!("c{i}")).collect();
+    let wide = write(t.path(), "w.csv", format!("{}\n", header.join(",")).as_bytes());
+    let e = refused(&refs(&release_1d(&wide, s(&t.path().join("o")), &[])), &["no covariate columns", "99980 more"]);
+    assert!(e.len() < 1000, "{e}");
+}
+
+#[test]
+fn issue22_item_10_unit_labels_are_printable_and_svg_stays_well_formed() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_2D.as_bytes());
+    let out = t.path().join("o");
+    for bad in ["µg\u{1b}[31mm³", "a\u{7}b", "x\ny"] {
+        let o = run(&refs(&release_2d(&data, s(&out), "8", &["--units", bad, "--map-format", "svg"])));
+        assert_eq!(o.status.code(), Some(2), "refused as a bad flag value: {}", stderr(&o));
+        assert!(stderr(&o).contains("control character"), "{}", stderr(&o));
+        assert!(!out.exists());
+    }
+    // Markup characters are escaped: the SVG parses and shows the label.
+    ok(&refs(&release_2d(&data, s(&out), "8", &["--units", "<b>&\"'µg", "--map-format", "svg"])));
+    let text = std::fs::read_to_string(out.join("map.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert!(doc.descendants().any(|n| n.text().is_some_and(|s| s.contains("<b>&\"'µg"))), "the label is drawn");
+}
+
+/// A tmpfs of `kib` KiB mounted at `dir`, unmounted when dropped; None when
+/// mounting is not possible (not root, no mount permission in a container).
+struct TinyDisk(PathBuf);
+
+impl TinyDisk {
+    fn mount(dir: &Path, kib: u32) -> Option<TinyDisk> {
+        std::fs::create_dir_all(dir).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs", s(dir)])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| TinyDisk(dir.to_path_buf()))
+    }
+}
+
+impl Drop for TinyDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn issue22_item_10_a_full_disk_is_reported_by_the_users_path() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_2D.as_bytes());
+    let disk = t.path().join("disk");
+    for (kib, grid, format) in [(64, "120", "png"), (200, "100", "png"), (200, "100", "svg")] {
+        let Some(_mounted) = TinyDisk::mount(&disk, kib) else {
+            eprintln!("skipped: cannot mount a tmpfs here (needs root, as in CI)");
+            return;
+        };
+        let out = disk.join("o");
+        let args = release_2d(&data, s(&out), grid, &["--map-format", format]);
+        let e = refused(&refs(&args), &["No space left on device", s(&out)]);
+        for debug in [".partial-", "Os {", "kind:", "StorageFull", "IoError", "DrawingError"] {
+            assert!(!e.contains(debug), "{debug:?} in: {e}");
+        }
+        assert!(entries(&disk).is_empty(), "nothing is left on the disk: {:?}", entries(&disk));
+    }
+}
+
+#[test]
+fn issue22_item_11_flags_say_what_they_mean() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_1D.as_bytes());
+    let o = |n: &str| t.path().join(n).to_str().unwrap().to_string();
+    // --solve draws with --target-epsilon: no claim that --target-epsilon is missing.
+    let e = fails(
+        &refs(&without(release_1d(&data, &o("a"), &["--target-epsilon", "1", "--solve", "draws"]), "--ridge")),
+        &["--solve draws is not available for a release", "--draws"],
+    );
+    assert!(!e.contains("missing"), "{e}");
+    // --solve scale with --target-epsilon and no ridge: the ridge is missing, and the message says why.
+    let e = fails(
+        &refs(&without(release_1d(&data, &o("a"), &["--target-epsilon", "1", "--solve", "scale"]), "--ridge")),
+        &["--ridge r"],
+    );
+    assert!(!e.contains("or --target-epsilon"), "{e}");
+    // release --help does not offer σ = inf, and refuses it by name.
+    let help = ok(&["release", "--help"]);
+    let scale_help = help.split("--scale <σ>").nth(1).unwrap().split("\n      --").next().unwrap();
+    assert!(scale_help.contains("finite for a release"), "{scale_help}");
+    assert!(!scale_help.contains("or `inf` for a covariance-only release"), "{scale_help}");
+    fails(&refs(&release_1d(&data, &o("a"), &["--scale", "inf"])), &["--scale", "a release needs a finite σ"]);
+    // account still takes σ = inf (the covariance-only bound).
+    ok(&[
+        "account",
+        "--n",
+        "10",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "1",
+        "--domain",
+        "interval:0,1",
+        "--ridge",
+        "1",
+        "--scale",
+        "inf",
+        "--delta",
+        "1e-5",
+    ]);
+    // --response-range takes a negative low end without `=`.
+    let args = without(release_1d(&data, &o("b"), &["--response-range", "-1,1", "--seed", "1"]), "--response-bound");
+    ok(&refs(&args));
+    assert!(std::fs::read_to_string(t.path().join("b/report.json")).unwrap().contains("\"lo\": -1"));
+    // --reproject-to's errors name --reproject-to.
+    let e = fails(
+        &refs(&release_1d(&data, &o("c"), &["--crs", "EPSG:27700", "--reproject-to", "EPSG:99999"])),
+        &["--reproject-to"],
+    );
+    assert!(!e.contains("--crs '"), "{e}");
+    let data2 = write(t.path(), "d2.csv", b"x1,x2,y\n500000,180000,0.5\n501000,181000,-0.5\n");
+    let geo = [
+        "release",
+        "--data",
+        &data2,
+        "--response-bound",
+        "1",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "1000",
+        "--domain",
+        "box:0,10,40,60",
+        "--scale",
+        "1",
+        "--ridge",
+        "1",
+        "--delta",
+        "1e-3",
+        "--grid",
+        "5",
+        "--crs",
+        "EPSG:27700",
+        "--reproject-to",
+        "EPSG:4326",
+        "--out",
+        &o("g"),
+    ];
+    fails_last(&geo, &["--reproject-to EPSG:4326 is geographic"]);
+    // hexbin: data whose extent overflows are named as the data's extent, not a "box".
+    let pts = write(t.path(), "p.csv", b"x,y,value\n-1e308,0,1\n1e308,1,2\n");
+    let e = fails_last(&["hexbin", "--data", &pts, "--out", &o("h.csv")], &["extent", "--box"]);
+    assert!(!e.contains("box x-range"), "{e}");
+}
+
+/// Runs on two threads with a deadline; None if it had to be killed.
+fn run_within(args: &[&str], limit: Duration) -> Option<Output> {
+    let mut child =
+        gpdp().env("RAYON_NUM_THREADS", "2").args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+#[test]
+fn issue22_item_12_mia_estimates_its_work_and_refuses_long_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let long = ["mia", "--draws", "1000000000", "--shadow", "100", "--eval", "100", "--repeats", "1"];
+    let o = run_within(&long, Duration::from_secs(30)).expect("refused at once, not run for hours");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("estimated at ≈") && e.contains("--max-hours") && e.contains("L = 1000000000"), "{e}");
+    // A sweep is estimated as a whole, and an unusable --out is refused before it runs.
+    let out = t.path().join("sweep");
+    let sweep = [
+        "mia",
+        "sweep",
+        "--ridge",
+        "1,2",
+        "--draws",
+        "1,1000000000",
+        "--shadow",
+        "100",
+        "--eval",
+        "100",
+        "--repeats",
+        "1",
+        "--out",
+        s(&out),
+    ];
+    let o = run_within(&sweep, Duration::from_secs(30)).expect("refused at once");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("this sweep is estimated at ≈"), "{}", stderr(&o));
+    let file = write(t.path(), "f", b"");
+    let small = ["mia", "sweep", "--shadow", "100", "--eval", "100", "--repeats", "1", "--out", &file];
+    let o = run_within(&small, Duration::from_secs(30)).unwrap();
+    assert!(stderr(&o).contains("exists and is not a directory"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("estimated"), "refused before the estimate: {}", stderr(&o));
+    // A small run states its estimate first.
+    let o = run_within(
+        &["mia", "--shadow", "100", "--eval", "100", "--repeats", "1", "--n", "5"],
+        Duration::from_secs(120),
+    )
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("this attack: estimated ≈"), "{}", stderr(&o));
+    // --max-hours raises (or lowers) the limit.
+    let o = run_within(
+        &["mia", "--shadow", "100", "--eval", "100", "--repeats", "1", "--max-hours", "1e-9"],
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    assert!(stderr(&o).contains("above --max-hours 0.000000001"), "{}", stderr(&o));
+}

@@ -101,6 +101,7 @@ pub fn print_report(report: &PrivacyReport, json: bool) -> Result<()> {
 
 fn run_batch(a: &AccountArgs, path: &Path) -> Result<()> {
     if let Some(out) = &a.out {
+        crate::output::files::check_inputs_apart(&[("--batch", path)], &[("--out", out)])?;
         check_out_file("--out", out, a.force)?;
     }
     let name = path.display().to_string();

@@ -286,9 +286,8 @@ fn stage_name(s: Stage) -> &'static str {
 
 fn run_1d(a: Excursion1dArgs) -> Result<()> {
     let cfgs = configs(&a)?;
-    if a.out.exists() && a.out.is_dir() && !a.force && std::fs::read_dir(&a.out)?.next().is_some() {
-        bail!("--out {} exists and is not empty; choose another directory or pass --force", a.out.display());
-    }
+    // Before the studies (hours): the output must be writable, and empty unless --force.
+    crate::output::files::check_out_dir(&a.out, a.force)?;
     if let Some(l) = a.sensitivity_constants.label() {
         eprintln!("note: --sensitivity-constants published {l}.");
     }

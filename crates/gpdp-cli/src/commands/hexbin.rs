@@ -66,6 +66,26 @@ pub fn parse_box(s: &str) -> Result<[f64; 4]> {
     }
 }
 
+/// Refuses points whose extent cannot be binned without a `--box`: its
+/// width or height overflows a 64-bit float (e.g. x from −1e308 to 1e308).
+fn check_extent(path: &Path, points: &[[f64; 3]]) -> Result<()> {
+    let range =
+        |k: usize| points.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p[k]), hi.max(p[k])));
+    let ((x0, x1), (y0, y1)) = (range(0), range(1));
+    if !((x1 - x0) * (1.0 + 2e-9)).is_finite() || !((y1 - y0) * (1.0 + 2e-9)).is_finite() {
+        let n = |v: f64| if v != 0.0 && !(1e-4..1e6).contains(&v.abs()) { format!("{v:e}") } else { v.to_string() };
+        bail!(
+            "{}: the points' extent (x from {} to {}, y from {} to {}) is too wide to bin — its width or height overflows a 64-bit float; give --box x0,x1,y0,y1 to bin the part you need",
+            path.display(),
+            n(x0),
+            n(x1),
+            n(y0),
+            n(y1)
+        );
+    }
+    Ok(())
+}
+
 /// Reads (x, y, value) from the named columns; errors name the line and column.
 fn read_points(path: &Path, cols: [&str; 3]) -> Result<Vec<[f64; 3]>> {
     Ok(gpdp::io::read_named_columns(path, &cols)?.into_iter().map(|r| [r[0], r[1], r[2]]).collect())
@@ -94,11 +114,18 @@ pub fn cells_csv(h: &Hexbin) -> Result<Vec<u8>> {
 }
 
 pub fn run(a: HexbinArgs) -> Result<()> {
+    crate::output::files::check_inputs_apart(&[("--data", &a.data)], &[("--out", &a.out)])?;
     check_out_file("--out", &a.out, a.force)?;
     let bbox = a.bbox.as_deref().map(parse_box).transpose()?;
     let points = read_points(&a.data, [&a.x, &a.y, &a.value])?;
+    if bbox.is_none() {
+        check_extent(&a.data, &points)?;
+    }
     let spec = HexbinSpec { size: a.size, min_count: a.min_count, bbox, layout: a.layout };
-    let h = hexbin(&points, &spec)?;
+    let h = hexbin(&points, &spec).map_err(|e| match bbox {
+        Some(_) => anyhow::Error::from(e),
+        None => anyhow::anyhow!("{e} (without --box, the box is the points' extent, widened by 1e-9 of its size)"),
+    })?;
     write_atomically(&a.out, &cells_csv(&h)?, a.force)?;
     let g = &h.grid;
     println!(

@@ -102,6 +102,8 @@ fn read<T: DeserializeOwned>(dirs: &[PathBuf]) -> Result<Vec<(String, ShardFile<
 }
 
 pub fn run(a: MergeArgs) -> Result<()> {
+    let inputs: Vec<(&str, &Path)> = a.shards.iter().map(|d| ("shard folder", d.as_path())).collect();
+    crate::output::files::check_inputs_apart(&inputs, &[("--out", &a.out)])?;
     // The study decides the type of the results; every shard must be of it.
     let mut study = String::new();
     for d in &a.shards {

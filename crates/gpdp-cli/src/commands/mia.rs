@@ -74,6 +74,72 @@ pub struct MiaBase {
     /// docs/proofs/tight-accountant.md) or paper (Theorem 3.1 with Lemma B.7).
     #[arg(long, value_name = "tight|paper", default_value = "tight")]
     pub bound: BoundChoice,
+    /// Refuse to start a run estimated to take longer than this many hours
+    /// (the estimate is printed before the run; raise the limit to run it).
+    #[arg(long = "max-hours", value_name = "H", value_parser = parse_f64, default_value = "1")]
+    pub max_hours: f64,
+}
+
+/// Simulated draws (normal variates, with their share of the dataset's
+/// posterior) per second and thread, measured on one core of the
+/// development machine (docs/results.md) and rounded down.
+const DRAWS_PER_SECOND: f64 = 5e7;
+
+/// Seconds per simulated dataset and record beyond the draws (sampling
+/// the dataset and its exact posterior at x₀), per thread.
+const SECONDS_PER_RECORD: f64 = 2e-8;
+
+/// Seconds per repetition and dataset for fitting the density models and
+/// scoring (independent of L), per thread.
+const SECONDS_PER_DATASET_FIT: f64 = 5e-5;
+
+/// The estimated wall-clock time of `configs` configurations of the
+/// attack `cfg` on `threads` threads: each repetition simulates 2·(shadow +
+/// eval) datasets of n records and L draws each, then fits and scores.
+pub fn estimate_seconds(cfg: &MiaConfig, configs: usize, threads: usize) -> f64 {
+    let datasets = 2.0 * (cfg.n_shadow as f64 + cfg.n_eval as f64);
+    let per_dataset =
+        cfg.draws.as_f64() / DRAWS_PER_SECOND + cfg.n as f64 * SECONDS_PER_RECORD + SECONDS_PER_DATASET_FIT;
+    configs as f64 * cfg.repeats as f64 * datasets * per_dataset / threads.max(1) as f64
+}
+
+/// Prints the estimate of a run on stderr and refuses it above `--max-hours`;
+/// returns the estimate, in words, for the progress bar.
+fn check_estimate(what: &str, cfg: &MiaConfig, configs: usize, max_hours: f64) -> Result<String> {
+    if !(max_hours.is_finite() && max_hours > 0.0) {
+        bail!("--max-hours {max_hours} must be a finite number of hours > 0");
+    }
+    let threads = rayon::current_num_threads();
+    let secs = estimate_seconds(cfg, configs, threads);
+    let datasets = 2 * (cfg.n_shadow + cfg.n_eval);
+    let work = format!(
+        "{configs} configuration(s) × {} repetition(s) × {datasets} simulated datasets × (n = {} records + L = {} draws)",
+        cfg.repeats, cfg.n, cfg.draws
+    );
+    if !(secs <= max_hours * 3600.0) {
+        bail!(
+            "{what} is estimated at ≈ {} on {threads} thread(s) ({work}), above --max-hours {max_hours}: use fewer draws (--draws), datasets (--shadow, --eval) or repetitions (--repeats), or raise --max-hours",
+            human_duration(secs)
+        );
+    }
+    let estimate = human_duration(secs);
+    eprintln!("{what}: estimated ≈ {estimate} on {threads} thread(s) ({work})");
+    Ok(estimate)
+}
+
+/// "3.2 s", "12 min", "4.5 h", "3.1e2 days".
+fn human_duration(s: f64) -> String {
+    if !s.is_finite() {
+        "forever".into()
+    } else if s < 60.0 {
+        format!("{s:.1} s")
+    } else if s < 3600.0 {
+        format!("{:.0} min", s / 60.0)
+    } else if s < 48.0 * 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{:.3} days", s / 86400.0)
+    }
 }
 
 impl MiaBase {
@@ -210,7 +276,12 @@ pub fn run(a: MiaArgs) -> Result<()> {
         return run_sweep(s);
     }
     let cfg = MiaConfig { ridge: a.ridge, scale: a.scale, draws: a.draws, ..a.base.config() };
-    let bar = progress_bar(cfg.repeats, "mia repeats");
+    cfg.validate()?;
+    if let Some(dir) = &a.out {
+        crate::output::files::check_out_dir(dir, a.force)?;
+    }
+    let estimate = check_estimate("this attack", &cfg, 1, a.base.max_hours)?;
+    let bar = progress_bar(cfg.repeats, &format!("mia repeats (≈ {estimate} estimated)"));
     let res = run_mia(&cfg, &|k| bar.inc(k as u64))?;
     bar.finish_and_clear();
     let mut out = summary_json(&res.summary);
@@ -382,9 +453,17 @@ fn sweep_setup(s: &SweepArgs) -> Result<SweepSetup> {
 fn run_sweep(s: SweepArgs) -> Result<()> {
     let st = sweep_setup(&s)?;
     let shard = s.shard.unwrap_or(Shard::ALL);
-    let units = sweep_configs(&st.base, &st.spec)?.len();
-    let total = shard.units(units).len() * st.base.repeats;
-    let bar = progress_bar(total, "mia sweep");
+    let configs = sweep_configs(&st.base, &st.spec)?;
+    let units = configs.len();
+    crate::output::files::check_out_dir(&s.out, s.force)?;
+    // The slowest configuration (most draws) bounds each of this shard's.
+    let mine = shard.units(units);
+    let estimate = match mine.iter().map(|&u| &configs[u]).max_by_key(|c| c.draws.get()) {
+        Some(worst) => check_estimate("this sweep", worst, mine.len(), s.base.max_hours)?,
+        None => "0 s".into(),
+    };
+    let total = mine.len() * st.base.repeats;
+    let bar = progress_bar(total, &format!("mia sweep (≈ {estimate} estimated)"));
     let t0 = std::time::Instant::now();
     let rows = sweep_shard(&st.base, &st.spec, shard, &|k| bar.inc(k as u64))?;
     bar.finish_and_clear();

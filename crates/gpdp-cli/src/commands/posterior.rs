@@ -57,6 +57,7 @@ pub fn run(a: PosteriorArgs) -> Result<()> {
         bail!("scale σ ({}) must be a finite number > 0", a.scale);
     }
     if let Some(out) = &a.out {
+        crate::output::files::check_inputs_apart(&[("--data", &a.data), ("--at", &a.at)], &[("--out", out)])?;
         check_out_file("--out", out, a.force)?;
     }
     let kernel = Kernel::new(a.kernel, a.lengthscale)?;

@@ -17,7 +17,11 @@ use gpdp::{
 use serde_json::json;
 
 use crate::args::{ReleaseArgs, parse_f64, require_with_example};
-use crate::output::files::{check_log_outside, check_out_dir, check_out_file, write_atomically, write_dir_atomically};
+use crate::output::files::{
+    check_inputs_apart, check_log_outside, check_out_dir, check_out_file, check_private_outside, write_atomically,
+    write_dir_atomically,
+};
+use crate::output::outcome::PublishedThenFailed;
 use crate::output::progress::Spinner;
 use crate::output::release::write_release;
 
@@ -25,7 +29,11 @@ use crate::output::release::write_release;
 #[derive(Args, Debug, Clone)]
 #[command(allow_negative_numbers = true)]
 #[command(
-    long_about = "Release L posterior sample paths of a Gaussian process fitted to private data, with an (ε, δ)-differential-privacy guarantee (Theorem 3.1 / Proposition 2).\n\nHyperparameters (kernel, ℓ, σ, η, and r or the target ε) must NOT be tuned on the private data: choose them on public or synthetic data, or from domain knowledge. Tuning them on the private data voids the guarantee.\n\nThe --out folder holds only what may be published: paths.csv, report.json and the map/GeoJSON or paths figure, all computed from the released draws and public inputs. Facts about the private data (how many responses were clipped, timings) are printed on stderr and, with --log, written to an operator log that must stay private (it is refused inside --out)."
+    long_about = "Release L posterior sample paths of a Gaussian process fitted to private data, with an (ε, δ)-differential-privacy guarantee (Theorem 3.1 / Proposition 2).\n\nHyperparameters (kernel, ℓ, σ, η, and r or the target ε) must NOT be tuned on the private data: choose them on public or synthetic data, or from domain knowledge. Tuning them on the private data voids the guarantee.\n\nThe --out folder holds only what may be published: paths.csv, report.json and the map/GeoJSON or paths figure, all computed from the released draws and public inputs. Facts about the private data (how many responses were clipped, timings) are printed on stderr and, with --log, written to an operator log that must stay private (it is refused inside --out).\n\nEvery output location (--out, --log, the ledger) is checked before anything is drawn, and no input (--data, --at, --plan, --ledger) may lie inside --out or be an output.",
+    after_long_help = "Exit status:\n  0    released: the folder, the ledger entry and the log are all written\n  1    refused or failed: NOTHING was published (a ledger reservation made before\n       the failure stays counted against the budget)\n  2    the command line did not parse\n  3    the release WAS published (the folder is in place and counted in the ledger),\n       but a later step failed: recording it in the ledger, writing --log or\n       printing --json; the message says which and where. Do not run the release\n       again: that would release the data a second time.\n  130  interrupted (SIGINT; 143 for SIGTERM): partial output removed, nothing published",
+    mut_arg("scale", |a| a
+        .help("Kernel scale σ > 0 (prior GP(0, σ²k)); finite for a release (σ = inf, the covariance-only bound, is for `gpdp account` and `gpdp calibrate`). Larger σ = more private (mean term only).")
+        .value_parser(crate::args::parse_release_scale))
 )]
 pub struct ReleaseCmdArgs {
     /// Private training data CSV: covariate columns x (1-D) or x1..xd, and y.
@@ -113,11 +121,17 @@ pub struct ReleaseCmdArgs {
     /// 0,60 for µg/m³). Responses are mapped onto [−1, 1] (M_Y = 1) for the
     /// mechanism, clipped to the range, and every output — paths, maps,
     /// --threshold — is in data units. Replaces --response-bound.
-    #[arg(long = "response-range", value_name = "LO,HI", conflicts_with = "response_bound")]
+    #[arg(
+        long = "response-range",
+        value_name = "LO,HI",
+        conflicts_with = "response_bound",
+        allow_hyphen_values = true
+    )]
     pub response_range: Option<gpdp::model::units::ResponseRange>,
 
-    /// The responses' unit, a label for the report and the map (e.g. µg/m³).
-    #[arg(long, value_name = "UNIT")]
+    /// The responses' unit, a label for the report and the map (e.g. µg/m³;
+    /// printable text, at most 40 characters).
+    #[arg(long, value_name = "UNIT", value_parser = crate::args::parse_units)]
     pub units: Option<String>,
 
     /// Format of the figures — map.png and maps.png (2-D grid) or paths.png
@@ -202,6 +216,11 @@ impl ReleaseCmdArgs {
     /// Refuses with every required flag that is absent, at once.
     pub fn check_required(&self) -> Result<()> {
         let calibrating = self.target_epsilon.is_some();
+        if calibrating && self.solve == Solve::Draws {
+            bail!(
+                "--solve draws is not available for a release: the number of draws is fixed by --draws L (`gpdp calibrate --solve draws` finds the largest L meeting a target ε); use --solve ridge, scale or gp-noise"
+            );
+        }
         let mut missing = Vec::new();
         if self.data.is_none() {
             missing.push("--data CSV");
@@ -209,7 +228,14 @@ impl ReleaseCmdArgs {
         let need_ridge = !calibrating || self.solve != Solve::Ridge;
         let need_scale = !calibrating || self.solve != Solve::Scale;
         for m in self.model.missing(need_ridge, need_scale) {
-            missing.push(if m == "--ridge r" { "--ridge r (or --target-epsilon ε to calibrate it)" } else { m });
+            missing.push(match m {
+                "--ridge r" if calibrating => {
+                    "--ridge r (--target-epsilon calibrates the --solve parameter, not the ridge)"
+                }
+                "--ridge r" => "--ridge r (or --target-epsilon ε to calibrate it)",
+                m if m.starts_with("--scale") => "--scale σ (finite, > 0)",
+                m => m,
+            });
         }
         if self.delta.is_none() {
             missing.push("--delta δ");
@@ -236,25 +262,32 @@ impl ReleaseCmdArgs {
         if calibrating && self.model.ridge.is_some() && self.solve == Solve::Ridge {
             bail!("give either --ridge or --target-epsilon (which calibrates the ridge), not both");
         }
-        if self.solve == Solve::Draws {
-            bail!("--solve draws is not available for a release; fix --draws");
-        }
         let res = self.model.resolve(
             n,
             !calibrating || self.solve != Solve::Ridge,
             !calibrating || self.solve != Solve::Scale,
         )?;
         let dim = res.params.domain.dim();
-        if let Some(c) = self.reproject_to.as_ref().or(self.crs.as_ref()) {
+        let crs = match (&self.reproject_to, &self.crs) {
+            (Some(to), _) => Some(("--reproject-to", to)),
+            (None, Some(c)) => Some(("--crs", c)),
+            (None, None) => None,
+        };
+        if let Some((flag, c)) = crs {
             if c.is_geographic() && res.params.kernel.kind().has_lengthscale() {
+                let remedy = if flag == "--crs" {
+                    "give --reproject-to a projected CRS (e.g. EPSG:27700, or the UTM zone of the data), with the domain in its metres"
+                } else {
+                    "give --reproject-to a projected CRS instead (e.g. EPSG:27700, or the UTM zone of the data)"
+                };
                 bail!(
-                    "EPSG:{} is geographic (longitude/latitude in degrees): the {} kernel needs distances in metres — give --reproject-to a projected CRS (e.g. EPSG:27700, or the UTM zone of the data), with the domain in its metres",
+                    "{flag} EPSG:{} is geographic (longitude/latitude in degrees): the {} kernel needs distances in metres — {remedy}",
                     c.code,
                     res.params.kernel.kind()
                 );
             }
             if dim != 2 {
-                bail!("--crs needs 2-D covariates (easting, northing); the domain is {dim}-D");
+                bail!("{flag} needs 2-D covariates (easting, northing); the domain is {dim}-D");
             }
         }
         // The responses' scale is a required public choice (check_required): a default would
@@ -504,9 +537,38 @@ pub fn write_operator_log(
     write_atomically(path, &serde_json::to_vec_pretty(&log)?, force)
 }
 
+/// Refuses, before anything is read or written, a run whose outputs would
+/// replace or delete an input or put a private file into the published
+/// folder: the ledger and the operator log outside --out, no input inside
+/// --out or equal to --log.
+fn check_paths(a: &ReleaseCmdArgs) -> Result<()> {
+    let Some(out) = &a.out else { return Ok(()) };
+    if let Some(ledger) = &a.ledger {
+        check_private_outside("--ledger", ledger, out)?;
+    }
+    if let Some(log) = &a.log {
+        check_log_outside(log, out)?;
+    }
+    let inputs: Vec<(&str, &Path)> =
+        [("--data", &a.data), ("--at", &a.at), ("--plan", &a.plan), ("--ledger", &a.ledger)]
+            .into_iter()
+            .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+            .collect();
+    let mut outputs = vec![("--out", out.as_path())];
+    if let Some(log) = &a.log {
+        outputs.push(("--log", log.as_path()));
+    }
+    check_inputs_apart(&inputs, &outputs)
+}
+
 pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
+    check_paths(&a)?;
     if let Some(plan) = a.plan.clone() {
         apply_plan(&mut a, &plan)?;
+        // The plan's unit label is drawn into the figures like --units'.
+        if let Some(u) = &a.units {
+            crate::args::parse_units(u).map_err(|e| anyhow::anyhow!("the units of --plan {}: {e}", plan.display()))?;
+        }
     }
     a.check_required()?;
     if a.ledger.is_some() && a.model.conversion == Some(gpdp::Conversion::Pld) {
@@ -516,9 +578,11 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     }
     let (Some(data_path), Some(out)) = (&a.data, &a.out) else { bail!("missing --data or --out") };
     let name = data_path.display().to_string();
+    // Every output location is checked before anything is drawn or reserved:
+    // a run that publishes and then cannot write its log would tempt a retry,
+    // i.e. a second release.
     check_out_dir(out, a.force)?;
     if let Some(log) = &a.log {
-        check_log_outside(log, out)?;
         check_out_file("--log", log, a.force)?;
     }
     let cols = gpdp::io::Columns { x: a.x_columns.clone(), y: a.y_column.clone() };
@@ -543,7 +607,6 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     // The budget is reserved (fsynced) before anything is drawn.
     let mut ledger = None;
     if let (Some(path), Some(dataset)) = (&a.ledger, &a.dataset) {
-        crate::output::files::check_private_outside("--ledger", path, out)?;
         let mut l = gpdp::ledger::Ledger::open(path)?;
         let r = l.reserve(dataset, &mechanism.params().release, mechanism.params().draws)?;
         eprintln!(
@@ -556,15 +619,43 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         );
         ledger = Some((l, r.id));
     }
+    let reserved = ledger.as_ref().map(|(_, id)| *id);
+    // Until the folder is in place nothing is published; a failure says so,
+    // and what became of the budget.
+    let unpublished = |e: anyhow::Error| {
+        match (reserved, &a.dataset) {
+        (Some(id), Some(dataset)) => e.context(format!(
+            "nothing was published; ledger reservation #{id} of '{dataset}' stays counted against its budget (docs/ledger.md)"
+        )),
+        _ => e,
+    }
+    };
     let spinner = Spinner::new(a.quiet);
-    let rel = mechanism.release_with_progress(&data, &query, &mut rng, &spinner).with_context(|| name.clone())?;
+    let rel = mechanism
+        .release_with_progress(&data, &query, &mut rng, &spinner)
+        .with_context(|| name.clone())
+        .map_err(unpublished)?;
     spinner.set(&format!("writing the release into {}", out.display()));
     let outputs = write_dir_atomically(out, a.force, |dir| {
         write_release(dir, &rel, &query, &names, a.threshold, a.reproject_to.as_ref().or(a.crs.as_ref()), a.map_format)
-    })?;
+    })
+    .map_err(unpublished)?;
     spinner.finish();
-    if let Some((mut l, id)) = ledger {
-        l.commit(id, &hash_files(out, &outputs)?, &out.display().to_string())?;
+    // Published: from here on a failure exits with status 3 and says so.
+    let after = |step: String, ledger: Option<String>, cause: anyhow::Error| PublishedThenFailed {
+        out: out.clone(),
+        ledger,
+        step,
+        cause,
+    };
+    let mut ledger_state = None;
+    if let (Some((mut l, id)), Some(dataset)) = (ledger, &a.dataset) {
+        let committed = hash_files(out, &outputs).and_then(|h| Ok(l.commit(id, &h, &out.display().to_string())?));
+        if let Err(e) = committed {
+            let state = format!("ledger entry #{id} of '{dataset}' stays reserved, counted against the budget");
+            return Err(after("recording it in the ledger".into(), Some(state), e).into());
+        }
+        ledger_state = Some(format!("ledger entry #{id} of '{dataset}', committed"));
     }
     report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
     if mechanism.params().release.sensitivity.assumes_rkhs_responses() && rel.diagnostics.policy.responses_clipped > 0 {
@@ -574,10 +665,14 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         );
     }
     if let Some(log) = &a.log {
-        write_operator_log(log, "release", &name, out, &rel, a.force)?;
+        write_operator_log(log, "release", &name, out, &rel, a.force)
+            .map_err(|e| after(format!("writing the operator log --log {}", log.display()), ledger_state.clone(), e))?;
     }
     if a.json {
-        let report: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("report.json"))?)?;
+        let report = std::fs::read(out.join("report.json"))
+            .map_err(anyhow::Error::from)
+            .and_then(|b| Ok(serde_json::from_slice::<serde_json::Value>(&b)?))
+            .map_err(|e| after(format!("reading {} for --json", out.join("report.json").display()), ledger_state, e))?;
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("wrote {} into {}", outputs.join(", "), out.display());

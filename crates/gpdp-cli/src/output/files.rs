@@ -210,8 +210,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8], force: bool) -> Result<()> {
     result
 }
 
-/// Refuses an existing output file `out` (given by `flag`), unless `force`
-/// (checked before any work is done).
+/// Refuses an existing output file `out` (given by `flag`), unless `force`,
+/// and a file that cannot be created: its folder must exist and accept a
+/// new file (tried with an empty probe file, removed at once). Called
+/// before any work is done, so that a run never computes — or publishes —
+/// and then fails to write one of its outputs.
 pub fn check_out_file(flag: &str, out: &Path, force: bool) -> Result<()> {
     if out.is_dir() {
         bail!("{flag} {} is a directory; give a file name", out.display());
@@ -219,11 +222,18 @@ pub fn check_out_file(flag: &str, out: &Path, force: bool) -> Result<()> {
     if out.exists() && !force {
         bail!("{flag} {} exists; choose another file or pass --force to replace it", out.display());
     }
-    Ok(())
+    let (dir, _) = parent_and_name(out).map_err(|_| anyhow::anyhow!("{flag} {} has no file name", out.display()))?;
+    if !dir.is_dir() {
+        let what = if dir.exists() { "is not a directory" } else { "does not exist" };
+        bail!("{flag} {}: its folder {} {what}; create it first or choose another file", out.display(), dir.display());
+    }
+    probe_writable(flag, out, &dir)
 }
 
 /// Refuses an existing `out` that is not an empty directory (unless
-/// `force`), and an `out` that holds the current directory.
+/// `force`), an `out` that holds the current directory, and an `out` that
+/// cannot be created: its nearest existing ancestor must be a directory that
+/// accepts a new entry (tried with an empty probe file, removed at once).
 pub fn check_out_dir(out: &Path, force: bool) -> Result<()> {
     let abs = resolved(out)?;
     if let Ok(cwd) = std::env::current_dir().and_then(|c| c.canonicalize())
@@ -238,9 +248,77 @@ pub fn check_out_dir(out: &Path, force: bool) -> Result<()> {
         if !out.is_dir() {
             bail!("--out {} exists and is not a directory", out.display());
         }
-        let empty = std::fs::read_dir(out)?.next().is_none();
+        let empty = std::fs::read_dir(out)
+            .with_context(|| format!("--out {}: cannot list the folder", out.display()))?
+            .next()
+            .is_none();
         if !empty && !force {
             bail!("--out {} exists and is not empty; choose another directory or pass --force", out.display());
+        }
+    }
+    // The output appears beside `out` (a temporary folder, then a rename):
+    // the folder that will hold it, or its nearest existing ancestor, must
+    // accept new entries.
+    let mut dir = abs.parent().map(Path::to_path_buf).unwrap_or_else(|| abs.clone());
+    while !dir.exists() {
+        match dir.parent() {
+            Some(p) => dir = p.to_path_buf(),
+            None => break,
+        }
+    }
+    if !dir.is_dir() {
+        bail!("--out {} cannot be created: {} is not a directory", out.display(), dir.display());
+    }
+    probe_writable("--out", out, &dir)
+}
+
+/// Creates and removes an empty file in `dir` (the folder that will hold
+/// `target`, given by `flag`): a missing permission, a read-only file system
+/// or a full inode table is found before the run instead of after it.
+fn probe_writable(flag: &str, target: &Path, dir: &Path) -> Result<()> {
+    let probe = dir.join(format!(".gpdp-probe-{}", std::process::id()));
+    register(&probe);
+    let made = std::fs::OpenOptions::new().write(true).create_new(true).open(&probe);
+    let result = match made {
+        Ok(_) => Ok(()),
+        // A probe left by a process with this PID (a previous boot): ours now.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(anyhow::anyhow!(
+            "{flag} {} cannot be written: creating a file in {} fails ({e}); nothing was done",
+            target.display(),
+            dir.display()
+        )),
+    };
+    let _ = std::fs::remove_file(&probe);
+    unregister(&probe);
+    result
+}
+
+/// Refuses a run in which writing an output would replace or delete one of
+/// its inputs: an input (a file or a folder; `(flag, path)`) that is the
+/// same path as an output or lies inside an output folder — `--force`
+/// replaces the whole folder. Paths are compared after resolving `.`, `..`
+/// and symbolic links. Call it first, before anything is read or written;
+/// the message names both paths.
+pub fn check_inputs_apart(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> Result<()> {
+    for &(oflag, out) in outputs {
+        let o = resolved(out)?;
+        for &(iflag, input) in inputs {
+            let i = resolved(input)?;
+            if i == o {
+                bail!(
+                    "{iflag} {} and {oflag} {} are the same path: writing the output would replace the input — choose another {oflag}; nothing was done",
+                    input.display(),
+                    out.display()
+                );
+            }
+            if i.starts_with(&o) {
+                bail!(
+                    "{iflag} {} lies inside {oflag} {}: writing the output replaces that folder (with --force, deleting the input) — choose an {oflag} that holds none of the inputs; nothing was done",
+                    input.display(),
+                    out.display()
+                );
+            }
         }
     }
     Ok(())
@@ -262,7 +340,7 @@ pub fn write_dir_atomically<T>(out: &Path, force: bool, fill: impl FnOnce(&Path)
     register(&tmp);
     let result = std::fs::create_dir(&tmp)
         .with_context(|| format!("cannot create {}", tmp.display()))
-        .and_then(|()| fill(&tmp).map_err(|e| name_bare_io_error(e, out)))
+        .and_then(|()| fill(&tmp).map_err(|e| in_users_terms(name_bare_io_error(e, out), &tmp, out)))
         .and_then(|value| replace_dir(&tmp, out, &parent, &base).map(|()| value));
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -277,6 +355,16 @@ pub fn write_dir_atomically<T>(out: &Path, force: bool, fill: impl FnOnce(&Path)
 fn name_bare_io_error(e: anyhow::Error, out: &Path) -> anyhow::Error {
     let bare = e.chain().count() == 1 && (e.is::<std::io::Error>() || e.is::<csv::Error>());
     if bare { e.context(format!("cannot write {}", out.display())) } else { e }
+}
+
+/// An error of a writer that names a file in the temporary folder `tmp`
+/// (`/abs/.out.partial-PID/map.png`) names it as the user will see it
+/// (`out/map.png`): the temporary folder is this run's business, and it is
+/// gone by the time the message is read.
+fn in_users_terms(e: anyhow::Error, tmp: &Path, out: &Path) -> anyhow::Error {
+    let msg = format!("{e:#}");
+    let t = tmp.display().to_string();
+    if msg.contains(&t) { anyhow::anyhow!(msg.replace(&t, &out.display().to_string())) } else { e }
 }
 
 /// Moves the filled `tmp` to `out`, replacing a previous `out`.

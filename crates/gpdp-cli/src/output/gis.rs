@@ -26,9 +26,11 @@ impl std::str::FromStr for Crs {
             .strip_prefix("EPSG:")
             .or_else(|| t.strip_prefix("epsg:"))
             .and_then(|c| c.parse::<u16>().ok())
-            .with_context(|| format!("--crs '{s}': expected EPSG:CODE, e.g. EPSG:27700 (British National Grid)"))?;
+            .with_context(|| {
+                format!("expected EPSG:CODE, e.g. EPSG:27700 (British National Grid), not '{}'", gpdp::io::excerpt(s))
+            })?;
         let def = crs_definitions::from_code(code)
-            .with_context(|| format!("--crs '{s}': EPSG:{code} is not in gpdp's CRS registry (crs-definitions)"))?;
+            .with_context(|| format!("EPSG:{code} is not in gpdp's CRS registry (crs-definitions)"))?;
         Ok(Crs { code, proj4: def.proj4, wkt: def.wkt })
     }
 }

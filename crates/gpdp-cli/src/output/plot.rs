@@ -376,9 +376,24 @@ pub fn write_png_atomically(path: &Path, (w, h): (u32, u32), rgb: &[u8]) -> Resu
     // The encoder picks the format from the extension, hence the ".png".
     replace_atomically(path, "png", |tmp| {
         let mut backend = BitMapBackend::new(tmp, (w, h));
-        backend.blit_bitmap((0, 0), (w, h), rgb).map_err(|e| anyhow!("{e:?}"))?;
-        backend.present().map_err(|e| anyhow!("{e:?}"))
+        backend.blit_bitmap((0, 0), (w, h), rgb).map_err(bitmap_error)?;
+        backend.present().map_err(bitmap_error)
     })
+}
+
+/// The bitmap backend's error by its cause's message (e.g. "No space left on
+/// device (os error 28)"): its own `Display` is its `Debug` form.
+fn bitmap_error(e: plotters_backend::DrawingErrorKind<plotters_bitmap::BitMapBackendError>) -> anyhow::Error {
+    use plotters_backend::DrawingErrorKind;
+    use plotters_bitmap::BitMapBackendError as B;
+    match e {
+        DrawingErrorKind::DrawingError(B::IOError(io)) => anyhow::Error::new(io),
+        DrawingErrorKind::DrawingError(B::ImageError(img)) => anyhow!("{img}"),
+        DrawingErrorKind::DrawingError(B::InvalidBuffer) => anyhow!("the image buffer does not match its size"),
+        DrawingErrorKind::FontError(f) => anyhow!("font error: {f}"),
+        #[allow(unreachable_patterns)]
+        DrawingErrorKind::DrawingError(other) => anyhow!("cannot encode the image: {other}"),
+    }
 }
 
 /// Writes `path` via `write` into a temporary file (named with extension
@@ -631,7 +646,7 @@ mod svg {
             style: &S,
             pos: BackendCoord,
         ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
-            self.0.draw_text(text, style, pos)
+            self.0.draw_text(&super::xml_text(text), style, pos)
         }
         fn estimate_text_size<S: BackendTextStyle>(
             &self,
@@ -643,6 +658,19 @@ mod svg {
     }
 }
 use svg::Svg;
+
+/// Text as an SVG may hold it: plotters escapes `&`, `<`, `>` and quotes,
+/// but a control character (other than tab and line breaks) is not allowed
+/// in XML 1.0 at all, not even as a character reference — each becomes
+/// U+FFFD, so that any label (a unit, a title) gives a well-formed document.
+fn xml_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{fffe}' | '\u{ffff}');
+    if text.chars().any(bad) {
+        std::borrow::Cow::Owned(text.chars().map(|c| if bad(c) { '\u{fffd}' } else { c }).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
 
 fn check_chart_px((w, h): (u32, u32)) -> Result<()> {
     ensure!(

@@ -118,7 +118,7 @@ pub fn read_batch(name: &str, bytes: &[u8], defaults: &BatchDefaults, keep: &[St
     let mut col: HashMap<&str, usize> = HashMap::new();
     for (i, h) in headers.iter().enumerate() {
         if col.insert(h.as_str(), i).is_some() {
-            return Err(input(format!("{name}: column '{h}' appears twice in the header")));
+            return Err(input(format!("{name}: column '{}' appears twice in the header", super::excerpt(h))));
         }
     }
     let unknown: Vec<&str> =
@@ -126,7 +126,7 @@ pub fn read_batch(name: &str, bytes: &[u8], defaults: &BatchDefaults, keep: &[St
     if !unknown.is_empty() {
         return Err(input(format!(
             "{name}: unknown column(s) {} (accepted: {}; declare other columns to copy through with --keep)",
-            unknown.iter().map(|u| format!("'{u}'")).collect::<Vec<_>>().join(", "),
+            super::name_list(&unknown),
             COLUMNS.join(", ")
         )));
     }
@@ -179,6 +179,16 @@ pub fn read_batch(name: &str, bytes: &[u8], defaults: &BatchDefaults, keep: &[St
     Ok(Batch { headers, records, rows })
 }
 
+/// The error of parsing a long `column` value `s`, quoting only an excerpt
+/// of it (the parser's own message echoes the whole value).
+fn cut(column: &str, s: &str, e: Error) -> Error {
+    let msg = e.to_string();
+    if msg.len() <= 300 {
+        return e;
+    }
+    input(format!("column {column}: '{}' is not valid ({})", super::excerpt(s), super::excerpt(&msg)))
+}
+
 fn parse_row(
     fields: &[String],
     col: &HashMap<&str, usize>,
@@ -194,23 +204,24 @@ fn parse_row(
         let v = if inf_ok && (t.eq_ignore_ascii_case("inf") || t == "∞") {
             f64::INFINITY
         } else {
-            t.parse::<f64>().map_err(|_| input(format!("column {k}: '{s}' is not a number")))?
+            t.parse::<f64>().map_err(|_| input(format!("column {k}: '{}' is not a number", super::excerpt(s))))?
         };
         if v.is_nan() || (v.is_infinite() && !inf_ok) {
             return Err(input(format!("column {k}: {} is not a finite number", fmt_value(v))));
         }
         Ok(Some(v))
     };
-    let int = |k: &str, flag: Option<u64>| -> Result<Option<u64>> {
-        match get(k) {
-            Some(s) => Ok(Some(
-                s.parse::<u64>().map_err(|_| input(format!("column {k}: '{s}' is not a non-negative integer")))?,
-            )),
-            None => Ok(flag),
-        }
-    };
+    let int =
+        |k: &str, flag: Option<u64>| -> Result<Option<u64>> {
+            match get(k) {
+                Some(s) => Ok(Some(s.parse::<u64>().map_err(|_| {
+                    input(format!("column {k}: '{}' is not a non-negative integer", super::excerpt(s)))
+                })?)),
+                None => Ok(flag),
+            }
+        };
     let kind: KernelKind = match get("kernel") {
-        Some(s) => s.parse()?,
+        Some(s) => s.parse().map_err(|e: Error| cut("kernel", s, e))?,
         None => d.kernel.ok_or_else(|| missing("kernel"))?,
     };
     let lengthscale = match (num("lengthscale", d.lengthscale, false)?, kind.has_lengthscale()) {
@@ -224,7 +235,7 @@ fn parse_row(
         Some(s) => match domains.get(s) {
             Some(dom) => dom.clone(),
             None => {
-                let dom: Domain = s.parse()?;
+                let dom: Domain = s.parse().map_err(|e: Error| cut("domain", s, e))?;
                 domains.insert(s.to_string(), dom.clone());
                 dom
             }

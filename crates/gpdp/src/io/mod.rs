@@ -12,3 +12,51 @@ pub use table::{
     Columns, MAX_INPUT_BYTES, Table, read_bounded, read_dataset, read_dataset_columns, read_named_columns, read_table,
     read_table_bytes, read_table_columns,
 };
+
+/// The longest excerpt of a value read from a file that an error message
+/// quotes, in characters.
+pub const EXCERPT_CHARS: usize = 60;
+
+/// `s` as quoted in an error message: whole if at most [`EXCERPT_CHARS`]
+/// characters, else its first [`EXCERPT_CHARS`] characters, "…" and its
+/// length — a 10 MB cell does not become a 10 MB error line.
+pub fn excerpt(s: &str) -> String {
+    match s.char_indices().nth(EXCERPT_CHARS) {
+        None => s.to_string(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &s[..cut], s.len()),
+    }
+}
+
+/// A header as listed in an error message, in brackets: see [`name_list`].
+pub fn header_list(headers: &[String]) -> String {
+    format!("[{}]", name_list(headers))
+}
+
+/// Names as listed in an error message: the first 20, quoted, each an
+/// [`excerpt`], then how many more.
+pub fn name_list<S: AsRef<str>>(names: &[S]) -> String {
+    const SHOWN: usize = 20;
+    let mut shown: Vec<String> = names.iter().take(SHOWN).map(|h| format!("'{}'", excerpt(h.as_ref()))).collect();
+    if names.len() > SHOWN {
+        shown.push(format!("… ({} more)", names.len() - SHOWN));
+    }
+    shown.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_cut_in_messages() {
+        assert_eq!(excerpt("0.5x"), "0.5x");
+        let long = "é".repeat(5_000_000);
+        let e = excerpt(&long);
+        assert_eq!(e, format!("{}… (10000000 bytes)", "é".repeat(60)));
+        let exact = "a".repeat(EXCERPT_CHARS);
+        assert_eq!(excerpt(&exact), exact);
+        let h: Vec<String> = (0..25).map(|i| format!("c{i}")).collect();
+        let l = header_list(&h);
+        assert!(l.starts_with("['c0', 'c1'") && l.ends_with("'c19', … (5 more)]"), "{l}");
+    }
+}

@@ -88,22 +88,32 @@ pub fn read_table_columns(name: &str, bytes: &[u8], need_y: bool, cols: &Columns
     if headers.iter().all(|h| h.is_empty()) {
         return Err(input(format!("{name}: the file is empty (expected a header with x or x1..xd and y)")));
     }
-    if let Some((i, h)) = headers.iter().enumerate().find(|(i, h)| !h.is_empty() && headers[..*i].contains(h)) {
-        return Err(input(format!(
-            "{name}: column '{h}' appears twice in the header (columns {} and {})",
-            headers.iter().position(|c| c == h).unwrap_or(0) + 1,
-            i + 1
-        )));
+    // A duplicate name, found in one pass (a header may have many columns).
+    let mut first = std::collections::HashMap::new();
+    for (i, h) in headers.iter().enumerate().filter(|(_, h)| !h.is_empty()) {
+        if let Some(j) = first.insert(h.as_str(), i) {
+            return Err(input(format!(
+                "{name}: column '{}' appears twice in the header (columns {} and {})",
+                super::excerpt(h),
+                j + 1,
+                i + 1
+            )));
+        }
     }
     let find = |h: &str| headers.iter().position(|c| c == h);
     let mut xcols = Vec::new();
     let mut x_names = Vec::new();
     if let Some(named) = &cols.x {
         for h in named {
-            let i = find(h)
-                .ok_or_else(|| input(format!("{name}: no covariate column '{h}' (the header is {headers:?})")))?;
+            let i = find(h).ok_or_else(|| {
+                input(format!(
+                    "{name}: no covariate column '{}' (the header is {})",
+                    super::excerpt(h),
+                    super::header_list(&headers)
+                ))
+            })?;
             if xcols.contains(&i) {
-                return Err(input(format!("{name}: covariate column '{h}' is named twice")));
+                return Err(input(format!("{name}: covariate column '{}' is named twice", super::excerpt(h))));
             }
             xcols.push(i);
             x_names.push(h.clone());
@@ -124,21 +134,32 @@ pub fn read_table_columns(name: &str, bytes: &[u8], need_y: bool, cols: &Columns
         if let Some(extra) =
             headers.iter().find(|h| h.strip_prefix('x').and_then(|t| t.parse::<usize>().ok()).is_some_and(|k| k >= j))
         {
-            return Err(input(format!("{name}: covariate column '{extra}' without x1..x{j} before it")));
+            return Err(input(format!(
+                "{name}: covariate column '{}' without x1..x{j} before it",
+                super::excerpt(extra)
+            )));
         }
     }
     if xcols.is_empty() {
         return Err(input(format!(
-            "{name}: no covariate columns (expected 'x' or 'x1', 'x2', …, or name them with --x); header is {headers:?}"
+            "{name}: no covariate columns (expected 'x' or 'x1', 'x2', …, or name them with --x); header is {}",
+            super::header_list(&headers)
         )));
     }
     let yname = cols.y.as_deref().unwrap_or("y");
     let ycol = find(yname);
     if need_y && ycol.is_none() {
-        return Err(input(format!("{name}: no '{yname}' column (responses; name it with --y); header is {headers:?}")));
+        return Err(input(format!(
+            "{name}: no '{}' column (responses; name it with --y); header is {}",
+            super::excerpt(yname),
+            super::header_list(&headers)
+        )));
     }
     if let Some(yc) = ycol.filter(|yc| xcols.contains(yc)) {
-        return Err(input(format!("{name}: column '{}' is both a covariate and the response", headers[yc])));
+        return Err(input(format!(
+            "{name}: column '{}' is both a covariate and the response",
+            super::excerpt(&headers[yc])
+        )));
     }
     let d = xcols.len();
     let mut data = Vec::new();
@@ -160,10 +181,18 @@ pub fn read_table_columns(name: &str, bytes: &[u8], need_y: bool, cols: &Columns
         let cell = |c: usize| -> Result<f64> {
             let s = &rec[c];
             let v: f64 = s.parse().map_err(|_| {
-                input(format!("{name} row {row} (line {line}), column {}: '{s}' is not a number", headers[c]))
+                input(format!(
+                    "{name} row {row} (line {line}), column {}: '{}' is not a number",
+                    super::excerpt(&headers[c]),
+                    super::excerpt(s)
+                ))
             })?;
             if !v.is_finite() {
-                return Err(input(format!("{name} row {row} (line {line}), column {}: {s} is not finite", headers[c])));
+                return Err(input(format!(
+                    "{name} row {row} (line {line}), column {}: {} is not finite",
+                    super::excerpt(&headers[c]),
+                    super::excerpt(s)
+                )));
             }
             Ok(v)
         };
@@ -230,10 +259,17 @@ pub fn read_named_columns(path: &Path, cols: &[&str]) -> Result<Vec<Vec<f64>>> {
         let hits: Vec<usize> = (0..header.len()).filter(|&i| header[i].eq_ignore_ascii_case(c)).collect();
         match hits.as_slice() {
             [i] => idx.push(*i),
-            [] => return Err(input(format!("{name}: no column \"{c}\" (the header has: {})", header.join(",")))),
+            [] => {
+                return Err(input(format!(
+                    "{name}: no column \"{}\" (the header is {})",
+                    super::excerpt(c),
+                    super::header_list(&header)
+                )));
+            }
             _ => {
                 return Err(input(format!(
-                    "{name}: column \"{c}\" appears {} times in the header (columns {}); keep one",
+                    "{name}: column \"{}\" appears {} times in the header (columns {}); keep one",
+                    super::excerpt(c),
                     hits.len(),
                     hits.iter().map(|i| (i + 1).to_string()).collect::<Vec<_>>().join(", ")
                 )));
@@ -249,7 +285,11 @@ pub fn read_named_columns(path: &Path, cols: &[&str]) -> Result<Vec<Vec<f64>>> {
         for (k, &i) in idx.iter().enumerate() {
             let t = rec.get(i).unwrap_or("");
             let v = t.parse::<f64>().ok().filter(|v| v.is_finite()).ok_or_else(|| {
-                input(format!("{name} line {line}, column \"{}\": \"{t}\" is not a finite number", cols[k]))
+                input(format!(
+                    "{name} line {line}, column \"{}\": \"{}\" is not a finite number",
+                    super::excerpt(cols[k]),
+                    super::excerpt(t)
+                ))
             })?;
             row.push(v);
         }
