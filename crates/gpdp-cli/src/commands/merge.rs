@@ -29,19 +29,20 @@ pub struct MergeArgs {
 }
 
 /// The arguments of the running study as recorded in its shard file:
-/// everything after the subcommand words, without --out, --force and
-/// --shard (which differ between shards or do not change the results).
+/// everything after the subcommand words, without --out, --force, --shard
+/// and --max-hours (which differ between shards or do not change the results).
 pub fn study_args() -> Vec<String> {
     let argv: Vec<String> = std::env::args().collect();
     let mut out = Vec::new();
     let mut i = 3; // gpdp <study> <sub>
     while i < argv.len() {
         let a = &argv[i];
-        if a == "--out" || a == "--shard" {
+        // --max-hours only bounds how long a run may take; it does not change the results.
+        if a == "--out" || a == "--shard" || a == "--max-hours" {
             i += 2;
             continue;
         }
-        if a == "--force" || a.starts_with("--out=") || a.starts_with("--shard=") {
+        if a == "--force" || a.starts_with("--out=") || a.starts_with("--shard=") || a.starts_with("--max-hours=") {
             i += 1;
             continue;
         }

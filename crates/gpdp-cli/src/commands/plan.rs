@@ -50,15 +50,21 @@ pub struct PlanArgs {
     pub domain: Option<Domain>,
 
     /// The responses' plausible range in data units, LO,HI, as for release.
-    #[arg(long = "response-range", value_name = "LO,HI", conflicts_with = "response_bound")]
+    #[arg(
+        long = "response-range",
+        value_name = "LO,HI",
+        conflicts_with = "response_bound",
+        allow_hyphen_values = true
+    )]
     pub response_range: Option<ResponseRange>,
 
-    /// Response bound M_Y (without --response-range; default 1).
+    /// Response bound M_Y in the data's units (or give --response-range; one
+    /// of the two is required).
     #[arg(long = "response-bound", value_name = "M_Y", value_parser = parse_f64)]
     pub response_bound: Option<f64>,
 
     /// The responses' unit (labels plan.json and the plot).
-    #[arg(long, value_name = "UNIT")]
+    #[arg(long, value_name = "UNIT", value_parser = crate::args::parse_units)]
     pub units: Option<String>,
 
     /// Records n in the PRIVATE dataset the release will use (public; the
@@ -200,6 +206,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
     let (Some(proxy_path), Some(domain), Some(delta), Some(out)) = (&a.proxy, &a.domain, a.delta, &a.out) else {
         bail!("missing required flags")
     };
+    crate::output::files::check_inputs_apart(&[("--proxy", proxy_path.as_path())], &[("--out", out.as_path())])?;
     crate::output::files::check_out_dir(out, a.force)?;
     if a.epsilons.is_empty() || a.epsilons.iter().any(|e| !(e.is_finite() && *e > 0.0)) {
         bail!("--epsilons: every target ε must be finite and > 0 (got {:?})", a.epsilons);

@@ -314,6 +314,9 @@ fn config(a: &RealArgs) -> Result<RealConfig> {
 }
 
 pub fn run(a: RealArgs) -> Result<()> {
+    let inputs: Vec<(&str, &Path)> =
+        a.ppd.iter().map(|p| ("--ppd", p.as_path())).chain([("--postcodes", a.postcodes.as_path())]).collect();
+    crate::output::files::check_inputs_apart(&inputs, &[("--out", a.out.as_path())])?;
     let cfg = config(&a)?;
     if a.out.exists() && !a.force && std::fs::read_dir(&a.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
         bail!("--out {} exists and is not empty; choose another directory or pass --force", a.out.display());
