@@ -116,7 +116,8 @@ fn check_estimate(what: &str, cfg: &MiaConfig, configs: usize, max_hours: f64) -
         "{configs} configuration(s) × {} repetition(s) × {datasets} simulated datasets × (n = {} records + L = {} draws)",
         cfg.repeats, cfg.n, cfg.draws
     );
-    if !(secs <= max_hours * 3600.0) {
+    // NaN (a degenerate estimate) is refused too.
+    if secs.is_nan() || secs > max_hours * 3600.0 {
         bail!(
             "{what} is estimated at ≈ {} on {threads} thread(s) ({work}), above --max-hours {max_hours}: use fewer draws (--draws), datasets (--shadow, --eval) or repetitions (--repeats), or raise --max-hours",
             human_duration(secs)
