@@ -201,13 +201,15 @@ fn bad_inputs_are_refused_with_one_line_and_nothing_written() {
     args.extend(["--max-epsilon", "0.5"]);
     refused(&args, &out, "refusing to release");
     let mut args = release_args(&good, &out);
-    args[10] = "inf"; // --scale inf
-    refused(&args, &out, "finite for a release");
+    let i = args.iter().position(|a| *a == "--scale").unwrap();
+    args[i + 1] = "inf"; // --scale inf: refused when the flag is parsed
+    refused(&args, &out, "σ = inf");
     let mut args = release_args(&good, &out);
     args.extend(["--target-epsilon", "3"]);
     refused(&args, &out, "not both");
     let mut args = release_args(&good, &out);
-    args[12] = "-1"; // --ridge -1
+    let i = args.iter().position(|a| *a == "--ridge").unwrap();
+    args[i + 1] = "-1"; // --ridge -1
     refused(&args, &out, "ridge r (-1)");
     // An existing, non-empty output directory is kept unless --force.
     let busy = t.path().join("busy");

@@ -253,8 +253,17 @@ fn item_04_lemma_b8_is_an_explicit_assumption() {
     fails(&refs(&release_1d(&data, s(&out), &b8)), &["B.8", "--assume-rkhs-responses"]);
     let mut assumed = b8.to_vec();
     assumed.push("--assume-rkhs-responses");
-    fails(&refs(&release_1d(&data, s(&out), &assumed)), &["B.8", "clipped"]);
+    // B > M_Y is refused from public inputs alone (issue 22, item 1) …
+    let mut above = assumed.clone();
+    above.extend(["--rkhs-norm", "2"]);
+    fails(&refs(&release_1d(&data, s(&out), &above)), &["B.8", "exceeds the response bound M_Y = 1"]);
     assert!(!out.exists());
+    // … and with B ≤ M_Y a response beyond M_Y (which breaks the stated assumption) is clipped
+    // and the operator warned, never refused: a refusal would depend on the data.
+    let o = run(&refs(&release_1d(&data, s(&out), &assumed)));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("break the stated assumption of Lemma B.8"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&out).unwrap();
     // With every |y| ≤ M_Y the release goes ahead and the report says what it rests on.
     let mut fine = assumed.clone();
     fine.extend(["--response-bound", "2", "--seed", "3"]);
@@ -751,8 +760,7 @@ fn item_13_duplicate_header_names_are_refused() {
         ("x.csv", "x1,x1,y\n0.1,0.2,1\n0.3,0.4,0\n", "'x1' appears twice"),
     ] {
         let data = write(t.path(), name, body.as_bytes());
-        let mut a = release_1d(&data, s(&out), &[]);
-        a[8] = "box:0,1,0,1".into();
+        let a = release_1d(&data, s(&out), &["--domain", "box:0,1,0,1"]);
         fails(&refs(&a), &[name, needle]);
     }
     let points = write(t.path(), "v.csv", b"x,y,value,value\n1,1,5,6\n");
