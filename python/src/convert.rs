@@ -92,3 +92,35 @@ pub fn vector(py: Python<'_>, obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Ve
     let a: PyReadonlyArray1<f64> = arr.extract()?;
     Ok(a.as_slice().map_err(|e| bad_arg(name, e))?.to_vec())
 }
+
+/// A Python keyword's value as JSON: None, bool, int, float (finite),
+/// str, and lists/tuples of these; `key` names the keyword in errors.
+pub fn py_to_json(v: &Bound<'_, PyAny>, key: &str) -> PyResult<Value> {
+    if v.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(Value::String(s.extract::<String>()?));
+    }
+    if v.is_instance_of::<pyo3::types::PyInt>() {
+        if let Ok(i) = v.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        if let Ok(u) = v.extract::<u64>() {
+            return Ok(Value::from(u));
+        }
+    }
+    if let Ok(f) = v.extract::<f64>() {
+        return serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| bad_arg(key, format!("{f}: must be a finite number")));
+    }
+    if let Ok(seq) = v.try_iter() {
+        let items = seq.map(|x| py_to_json(&x?, key)).collect::<PyResult<Vec<_>>>()?;
+        return Ok(Value::Array(items));
+    }
+    Err(bad_arg(key, format!("unsupported value of type {}", v.get_type().name()?)))
+}

@@ -40,11 +40,14 @@ create_exception!(
 the private data: an operator diagnostic (also in Release.diagnostics), never part of the published report."
 );
 
-/// The Python exception for a library error (its message unchanged).
+/// The Python exception for a library error (its message, with spec keys
+/// spelled as keywords).
 pub fn to_py(e: Error) -> PyErr {
-    let msg = e.to_string();
+    // Library messages name release-spec keys as `key`: spell them as keywords.
+    let msg = gpdp::spec::render_keys(&e.to_string(), gpdp::spec::Spelling::Keyword);
     match e {
-        Error::InvalidParameter { .. }
+        Error::Spec { .. }
+        | Error::InvalidParameter { .. }
         | Error::InvalidLemma { .. }
         | Error::Setting { .. }
         | Error::Domain(_)

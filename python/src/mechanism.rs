@@ -2,17 +2,15 @@
 
 use std::sync::Mutex;
 
-use gpdp::{
-    CovariateLattice, Dataset, Grid, LazyRelease, Mechanism, MechanismParams, OnUnbounded, Posterior, Query,
-    ReleaseRng, SamplerPolicy, Solve,
-};
+use gpdp::{Dataset, Grid, LazyRelease, Mechanism, Posterior, Query, ReleaseRng, ReleaseSpec};
 use numpy::{PyArray1, PyArray2};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::account::PyPrivacyReport;
 use crate::convert::{points, to_py_value, vector};
 use crate::errors::{OrPy, bad_arg};
-use crate::params::{Model, draws, parse};
+use crate::params::parse;
 
 /// The generator of a release: OS-seeded ChaCha20 (private), or seeded
 /// from `seed` (reproducible and **not private**; the report says so, and a
@@ -64,6 +62,28 @@ fn warn_clipping(py: Python<'_>, m: &Mechanism, clipped: usize) -> PyResult<()> 
     PyErr::warn(py, &py.get_type::<crate::errors::ClippingWarning>(), &cmsg, 1)
 }
 
+/// The release spec from Python keywords: each keyword is a spec key, its
+/// value the key's JSON value (numbers, strings, booleans, None, and
+/// tuples/lists for `response_range`); the spec refuses unknown keywords.
+fn release_spec(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ReleaseSpec> {
+    let mut map = serde_json::Map::new();
+    if let Some(kw) = kwargs {
+        for (k, v) in kw.iter() {
+            let key: String = k.extract()?;
+            map.insert(key.clone(), crate::convert::py_to_json(&v, &key)?);
+        }
+    }
+    serde_json::from_value(serde_json::Value::Object(map))
+        .map_err(|e| crate::errors::ParameterError::new_err(format!("Mechanism: {e}")))
+}
+
+impl PyMechanism {
+    /// The library's mechanism and, when built from keywords, its spec.
+    pub fn parts(&self) -> (&Mechanism, Option<&ReleaseSpec>) {
+        (&self.inner, self.spec.as_ref())
+    }
+}
+
 /// The dataset (X, y): X of shape (n, d) or (n,), y of shape (n,).
 fn dataset(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
     let x = points(py, x, "X")?;
@@ -82,109 +102,29 @@ fn dataset(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResu
 #[pyclass(name = "Mechanism", module = "gpdp", frozen)]
 pub struct PyMechanism {
     inner: Mechanism,
+    spec: Option<ReleaseSpec>,
 }
 
 #[pymethods]
 impl PyMechanism {
+    /// The keywords are the keys of the library's release spec
+    /// (`gpdp::ReleaseSpec`, docs/spec.md) — the same as `gpdp release`'s
+    /// flags with `_` for `-` — plus `n`, the number of records.
     #[new]
-    #[pyo3(signature = (*, kernel, domain, n, delta, lengthscale=None, ridge=None, scale=None, gp_noise=0.0,
-        draws=1, response_bound=None, response_range=None, units=None, on_unbounded="clip", sensitivity="auto",
-        rkhs_norm=None, assume_rkhs_responses=false, bound="tight", conversion="improved", sampler="auto",
-        covariate_lattice=None, max_epsilon=None, target_epsilon=None, solve="ridge", ridge_floor=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        kernel: &str,
-        domain: &str,
-        n: usize,
-        delta: f64,
-        lengthscale: Option<f64>,
-        ridge: Option<f64>,
-        scale: Option<f64>,
-        gp_noise: f64,
-        draws: u64,
-        response_bound: Option<f64>,
-        response_range: Option<(f64, f64)>,
-        units: Option<String>,
-        on_unbounded: &str,
-        sensitivity: &str,
-        rkhs_norm: Option<f64>,
-        assume_rkhs_responses: bool,
-        bound: &str,
-        conversion: &str,
-        sampler: &str,
-        covariate_lattice: Option<&str>,
-        max_epsilon: Option<f64>,
-        target_epsilon: Option<f64>,
-        solve: &str,
-        ridge_floor: Option<f64>,
-    ) -> PyResult<Self> {
-        let solve: Solve = parse(solve)?;
-        let calibrating = target_epsilon.is_some();
-        if solve == Solve::Draws {
-            return Err(bad_arg("solve", "\"draws\" is not available for a release; fix draws"));
+    #[pyo3(signature = (*, n, **spec))]
+    fn new(py: Python<'_>, n: usize, spec: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let spec = release_spec(spec)?;
+        let inner = py.detach(|| spec.mechanism(n)).py()?;
+        Ok(PyMechanism { inner, spec: Some(spec) })
+    }
+
+    /// The mechanism's release spec (its keywords, with defaults omitted).
+    #[getter]
+    fn spec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.spec {
+            Some(s) => to_py_value(py, s),
+            None => Ok(py.None().into_bound(py)),
         }
-        if calibrating && solve == Solve::Ridge && ridge.is_some() {
-            return Err(bad_arg("ridge", "give either ridge or target_epsilon (which calibrates the ridge), not both"));
-        }
-        if ridge_floor.is_some() && !(calibrating && solve == Solve::Ridge) {
-            return Err(bad_arg(
-                "ridge_floor",
-                "only used when calibrating the ridge (target_epsilon with solve=\"ridge\")",
-            ));
-        }
-        // The responses' scale is a required public choice (no default M_Y): a default of 1
-        // silently clipped data in real units, and refusing on the clipped count would depend
-        // on the data.
-        let response = match (response_range, response_bound) {
-            (Some((lo, hi)), None) => gpdp::ResponseScale::Range(gpdp::model::units::ResponseRange::new(lo, hi).py()?),
-            (None, Some(m)) => gpdp::ResponseScale::Bound(m),
-            (Some(_), Some(_)) => {
-                return Err(bad_arg(
-                    "response_bound",
-                    "give either response_range (data units) or response_bound (M_Y), not both",
-                ));
-            }
-            (None, None) => {
-                return Err(bad_arg(
-                    "response_range",
-                    "required: the responses' plausible range (lo, hi) in data units, or response_bound=M_Y (|y| ≤ M_Y in the data's units); there is no default",
-                ));
-            }
-        };
-        let response_bound = response.bound();
-        let model = Model {
-            kernel,
-            lengthscale,
-            domain,
-            n,
-            ridge,
-            scale,
-            gp_noise,
-            response_bound,
-            sensitivity,
-            rkhs_norm,
-            bound,
-        };
-        let release = model.params(!calibrating || solve != Solve::Ridge, !calibrating || solve != Solve::Scale)?;
-        let dim = release.domain.dim();
-        let mut p = MechanismParams::new(release, delta, response);
-        p.draws = self::draws(draws)?;
-        p.conversion = parse(conversion)?;
-        p.on_unbounded = parse::<OnUnbounded>(on_unbounded)?;
-        p.sampler = parse::<SamplerPolicy>(sampler)?;
-        p.covariate_lattice = covariate_lattice.map(|s| CovariateLattice::parse(s, dim)).transpose().py()?;
-        p.max_epsilon = max_epsilon;
-        p.assume_rkhs_responses = assume_rkhs_responses;
-        p.units = units;
-        let inner = py
-            .detach(|| match target_epsilon {
-                Some(eps) if solve == Solve::Ridge => gpdp::plan::calibrate_with_floor(&p, eps, ridge_floor),
-                Some(eps) => p.calibrate(solve, eps),
-                None => p.check(),
-            })
-            .py()?;
-        Ok(PyMechanism { inner })
     }
 
     /// The guarantee of one use of the mechanism (all its draws).

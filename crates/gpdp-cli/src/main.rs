@@ -121,7 +121,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", capped(&one_line(&format!("{e:#}"))));
+            // Library messages name release-spec keys as `key`: spell them as flags.
+            let message = gpdp::spec::render_keys(&format!("{e:#}"), gpdp::spec::Spelling::Flag);
+            eprintln!("error: {}", capped(&one_line(&message)));
             ExitCode::from(output::outcome::exit_status(&e))
         }
     }

@@ -30,7 +30,7 @@ use subtle::ConstantTimeEq;
 
 use crate::error::ServerError;
 use crate::service::Service;
-use crate::spec::ReleaseSpec;
+use crate::spec::ReleaseRequest;
 
 /// The application state shared by the handlers.
 pub struct App {
@@ -90,7 +90,9 @@ impl App {
 impl IntoResponse for ServerError {
     fn into_response(self) -> Response {
         let status = self.status();
-        let mut r = (status, Json(json!({"error": self.to_string()}))).into_response();
+        // Library messages name release-spec keys as `key`: spell them as JSON fields.
+        let message = gpdp::spec::render_keys(&self.to_string(), gpdp::spec::Spelling::Field);
+        let mut r = (status, Json(json!({"error": message}))).into_response();
         if status == StatusCode::UNAUTHORIZED {
             r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
@@ -133,7 +135,7 @@ async fn create(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ServerError> {
     app.authorise(&headers)?;
-    let spec: ReleaseSpec = body(b)?;
+    let spec: ReleaseRequest = body(b)?;
     let a = app.clone();
     let public = blocking(move || a.svc.create(spec)).await?;
     Ok((StatusCode::CREATED, Json(public)).into_response())

@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 use crate::config::Config;
 use crate::error::ServerError;
 use crate::memory::{self, MemoryCap};
-use crate::spec::ReleaseSpec;
+use crate::spec::ReleaseRequest;
 use crate::store::{Store, StoredRelease};
 
 /// One release held by the server.
@@ -80,7 +80,7 @@ fn now() -> String {
 }
 
 /// Reads the dataset of `spec` and the SHA-256 of the file's bytes.
-fn read_data(spec: &ReleaseSpec) -> Result<(Dataset, String), ServerError> {
+fn read_data(spec: &ReleaseRequest) -> Result<(Dataset, String), ServerError> {
     let bytes = gpdp::io::read_bounded(&spec.data, gpdp::io::MAX_INPUT_BYTES)?;
     let cols = gpdp::io::Columns { x: spec.x.clone(), y: spec.y.clone() };
     let t = gpdp::io::read_table_columns(&spec.data.display().to_string(), &bytes, true, &cols)?;
@@ -108,9 +108,9 @@ impl Service {
 
     fn restore(&self, r: &StoredRelease) -> Entry {
         let public: Value = serde_json::from_str(&r.public).unwrap_or(Value::Null);
-        let spec: Result<ReleaseSpec, _> = serde_json::from_str(&r.spec);
-        let domain = spec.as_ref().ok().and_then(|s| s.domain.parse::<Domain>().ok());
-        let draws = spec.as_ref().map(|s| s.draws as usize).unwrap_or(1);
+        let spec: Result<ReleaseRequest, _> = serde_json::from_str(&r.spec);
+        let domain = spec.as_ref().ok().map(|s| s.spec.domain.clone());
+        let draws = spec.as_ref().map(|s| s.spec.draws.get() as usize).unwrap_or(1);
         let mut entry = Entry {
             id: r.id.clone(),
             status: Mutex::new(r.status.clone()),
@@ -134,7 +134,7 @@ impl Service {
             }
             let mechanism = spec.mechanism(data.len())?;
             let dim = entry.domain.dim();
-            let revealed = self.stored_paths(&r.id, spec.draws as usize, dim)?;
+            let revealed = self.stored_paths(&r.id, spec.spec.draws.get() as usize, dim)?;
             let bytes = memory::posterior_bytes(data.len(), dim)
                 + revealed.iter().map(|(p, _)| memory::path_bytes(p.len(), dim)).sum::<u64>();
             let held = self
@@ -166,7 +166,7 @@ impl Service {
     /// budget) and the store, and returns its public description. No value
     /// is drawn yet. Every refusal comes before the ledger's reservation, so
     /// a refused release consumes no budget.
-    pub fn create(&self, spec: ReleaseSpec) -> Result<Value, ServerError> {
+    pub fn create(&self, spec: ReleaseRequest) -> Result<Value, ServerError> {
         let (data, hash) = read_data(&spec)?;
         let mechanism = spec.mechanism(data.len())?;
         // The data policy (domain, clipping or rejection) before anything
@@ -189,8 +189,7 @@ impl Service {
         // The stored request has the calibrated ridge resolved, so that a
         // restart rebuilds exactly this mechanism.
         let mut resolved = spec.clone();
-        resolved.ridge = Some(mechanism.params().release.ridge);
-        resolved.target_epsilon = None;
+        resolved.spec = spec.spec.resolved(&mechanism);
         resolved.data = std::fs::canonicalize(&spec.data).unwrap_or(spec.data.clone());
         // The posterior of n records (public n), within the memory cap.
         let (n, dim) = (data.len(), data.dim());
@@ -220,7 +219,7 @@ impl Service {
             "statement": report["statement"],
             "epsilon": mechanism.privacy().epsilon,
             "delta": mechanism.privacy().delta,
-            "draws": spec.draws,
+            "draws": spec.spec.draws,
             "max_revealed": self.config.max_revealed,
             "report": report,
         });
@@ -255,7 +254,7 @@ impl Service {
             status: Mutex::new("active".into()),
             public: public.clone(),
             domain,
-            draws: spec.draws as usize,
+            draws: spec.spec.draws.get() as usize,
             state: Mutex::new(Some(Live { mechanism, data, lazy, bytes })),
         };
         held.keep(bytes);

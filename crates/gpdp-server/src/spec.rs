@@ -1,135 +1,129 @@
-//! The body of `POST /releases`: the data file on the server and the
-//! mechanism's public parameters (the keywords of `gpdp release`).
+//! The body of `POST /releases`: the library's release spec
+//! ([`gpdp::ReleaseSpec`], every public keyword of a release) plus the
+//! server's own keys — where the data are on the server and the dataset's
+//! name in the ledger. One flat JSON object; unknown keys are refused.
 
 use std::path::PathBuf;
 
-use gpdp::{Domain, Kernel, KernelKind, MechanismParams, ReleaseParams, Solve};
+use gpdp::ReleaseSpec;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::error::ServerError;
 
+/// The keys of a request that are the server's, not the release spec's.
+pub const SERVER_KEYS: [&str; 4] = ["data", "x", "y", "dataset"];
+
 /// A release request. `n` is the number of records in `data`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReleaseSpec {
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReleaseRequest {
     /// The private dataset: a CSV file on the server (never sent over HTTP).
     pub data: PathBuf,
     /// Covariate columns by name (default: `x` or `x1..xd`).
-    #[serde(default)]
     pub x: Option<Vec<String>>,
     /// Response column (default `y`).
-    #[serde(default)]
     pub y: Option<String>,
     /// The dataset's name in the ledger (its budget).
-    #[serde(default)]
     pub dataset: Option<String>,
-    pub kernel: String,
-    #[serde(default)]
-    pub lengthscale: Option<f64>,
-    pub domain: String,
-    /// The ridge r (or calibrate it with `target_epsilon`).
-    #[serde(default)]
-    pub ridge: Option<f64>,
-    pub scale: f64,
-    #[serde(default)]
-    pub gp_noise: f64,
-    #[serde(default = "one")]
-    pub draws: u64,
-    pub delta: f64,
-    #[serde(default)]
-    pub target_epsilon: Option<f64>,
-    #[serde(default)]
-    pub max_epsilon: Option<f64>,
-    /// The bound M_Y on |y| (or give `response_range`; one is required).
-    #[serde(default)]
-    pub response_bound: Option<f64>,
-    #[serde(default)]
-    pub response_range: Option<[f64; 2]>,
-    #[serde(default)]
-    pub units: Option<String>,
-    #[serde(default = "clip")]
-    pub on_unbounded: String,
-    #[serde(default = "auto")]
-    pub sensitivity: String,
-    #[serde(default = "tight")]
-    pub bound: String,
-    #[serde(default = "improved")]
-    pub conversion: String,
+    /// The release's public keywords.
+    pub spec: ReleaseSpec,
 }
 
-fn one() -> u64 {
-    1
-}
-fn clip() -> String {
-    "clip".into()
-}
-fn auto() -> String {
-    "auto".into()
-}
-fn tight() -> String {
-    "tight".into()
-}
-fn improved() -> String {
-    "improved".into()
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerKeys {
+    data: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    x: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    y: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    dataset: Option<String>,
 }
 
-impl ReleaseSpec {
-    /// The mechanism's parameters for `n` records.
-    pub fn params(&self, n: usize) -> Result<MechanismParams, ServerError> {
-        let kind: KernelKind = self.kernel.parse()?;
-        let lengthscale = match (kind.has_lengthscale(), self.lengthscale) {
-            (true, None) => {
-                return Err(ServerError::BadRequest(format!("lengthscale: required for the {kind} kernel")));
-            }
-            (_, l) => l.unwrap_or(1.0),
+impl ReleaseRequest {
+    /// Parses a request body: the server's keys, and the rest as a spec.
+    pub fn from_value(v: Value) -> Result<Self, ServerError> {
+        let Value::Object(mut all) = v else {
+            return Err(ServerError::BadRequest("the body must be a JSON object".into()));
         };
-        let kernel = Kernel::new(kind, lengthscale)?;
-        let domain: Domain = self.domain.parse()?;
-        let ridge = match (self.ridge, self.target_epsilon) {
-            (Some(_), Some(_)) => {
-                return Err(ServerError::BadRequest(
-                    "give either ridge or target_epsilon (which calibrates it), not both".into(),
-                ));
+        let mut own = Map::new();
+        for k in SERVER_KEYS {
+            if let Some(v) = all.remove(k) {
+                own.insert(k.to_string(), v);
             }
-            (None, None) => {
-                return Err(ServerError::BadRequest("ridge: required (or target_epsilon to calibrate it)".into()));
-            }
-            (r, _) => r.unwrap_or(1.0),
-        };
-        let mut r = ReleaseParams::new(kernel, domain, n, ridge, self.scale);
-        r.gp_noise = self.gp_noise;
-        r.sensitivity = self.sensitivity.parse()?;
-        r.bound = self.bound.parse()?;
-        // The responses' scale is a required public choice (no default M_Y).
-        let scale = match (self.response_range, self.response_bound) {
-            (Some([lo, hi]), None) => gpdp::ResponseScale::Range(gpdp::model::units::ResponseRange::new(lo, hi)?),
-            (None, Some(m)) => gpdp::ResponseScale::Bound(m),
-            (Some(_), Some(_)) => {
-                return Err(ServerError::BadRequest(
-                    "response_range and response_bound: give one (a range in data units, or the bound M_Y)".into(),
-                ));
-            }
-            (None, None) => {
-                return Err(ServerError::BadRequest(
-                    "response_range or response_bound: required — the responses' plausible range [lo, hi] in data units, or the bound M_Y on |y| (there is no default: a default of 1 would silently clip data in real units)".into(),
-                ));
-            }
-        };
-        let mut p = MechanismParams::new(r, self.delta, scale);
-        p.draws = gpdp::Draws::new(self.draws)?;
-        p.conversion = self.conversion.parse()?;
-        p.on_unbounded = self.on_unbounded.parse()?;
-        p.max_epsilon = self.max_epsilon;
-        p.units = self.units.clone();
-        Ok(p)
+        }
+        let keys: ServerKeys = serde_json::from_value(Value::Object(own))
+            .map_err(|e| ServerError::BadRequest(format!("invalid release request: {e}")))?;
+        let spec: ReleaseSpec = serde_json::from_value(Value::Object(all))
+            .map_err(|e| ServerError::BadRequest(format!("invalid release request: {e}")))?;
+        Ok(ReleaseRequest { data: keys.data, x: keys.x, y: keys.y, dataset: keys.dataset, spec })
     }
 
-    /// Checks (and with `target_epsilon` calibrates the ridge of) the mechanism.
+    /// The body as JSON (the form stored by the server).
+    pub fn to_value(&self) -> Value {
+        let keys =
+            ServerKeys { data: self.data.clone(), x: self.x.clone(), y: self.y.clone(), dataset: self.dataset.clone() };
+        let mut all = match serde_json::to_value(&self.spec) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        if let Ok(Value::Object(own)) = serde_json::to_value(keys) {
+            all.extend(own);
+        }
+        Value::Object(all)
+    }
+
+    /// The checked (and, with `target_epsilon`, calibrated) mechanism for `n` records.
     pub fn mechanism(&self, n: usize) -> Result<gpdp::Mechanism, ServerError> {
-        let p = self.params(n)?;
-        Ok(match self.target_epsilon {
-            Some(eps) => p.calibrate(Solve::Ridge, eps)?,
-            None => p.check()?,
-        })
+        Ok(self.spec.mechanism(n)?)
+    }
+
+    /// The request's JSON Schema for the OpenAPI document: the spec's
+    /// schema (derived from [`ReleaseSpec`], OpenAPI 3.0 dialect) with the
+    /// server's keys added.
+    pub fn schema() -> Value {
+        let generator = schemars::generate::SchemaSettings::openapi3().into_generator();
+        let mut schema = serde_json::to_value(generator.into_root_schema_for::<ReleaseSpec>()).unwrap_or(Value::Null);
+        if let Value::Object(m) = &mut schema {
+            m.remove("$schema");
+            m.remove("title");
+            if let Some(Value::Object(props)) = m.get_mut("properties") {
+                props.insert(
+                    "data".into(),
+                    serde_json::json!({"type": "string", "description": "A CSV file on the server"}),
+                );
+                props.insert("x".into(), serde_json::json!({"type": "array", "items": {"type": "string"}, "description": "Covariate columns by name"}));
+                props.insert("y".into(), serde_json::json!({"type": "string", "description": "Response column"}));
+                props.insert(
+                    "dataset".into(),
+                    serde_json::json!({"type": "string", "description": "The dataset's budget in the server's ledger"}),
+                );
+            }
+            if let Some(Value::Array(req)) = m.get_mut("required") {
+                req.insert(0, Value::String("data".into()));
+            }
+            m.insert(
+                "description".into(),
+                Value::String("The release spec (every public keyword of a release: docs/spec.md) and where the data are. Exactly one of response_range and response_bound is required: the responses' scale is a public choice with no default.".into()),
+            );
+            m.insert(
+                "oneOf".into(),
+                serde_json::json!([{"required": ["response_range"]}, {"required": ["response_bound"]}]),
+            );
+        }
+        schema
+    }
+}
+
+impl Serialize for ReleaseRequest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ReleaseRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        ReleaseRequest::from_value(Value::deserialize(d)?).map_err(serde::de::Error::custom)
     }
 }

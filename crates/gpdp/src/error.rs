@@ -20,6 +20,17 @@ pub enum Error {
         requirement: &'static str,
     },
 
+    /// A release-spec key that is missing, inconsistent or malformed
+    /// ([`crate::spec::ReleaseSpec`]); front ends spell the key their way
+    /// ([`crate::spec::render_keys`]).
+    #[error("`{key}`: {reason}")]
+    Spec {
+        /// The spec key, e.g. "lengthscale".
+        key: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// A malformed setting given as text (a grid size, a lattice, …).
     #[error("{name} '{value}': {reason}")]
     Setting {

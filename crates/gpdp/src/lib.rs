@@ -134,6 +134,7 @@ pub mod privacy;
 pub mod resources;
 pub mod rng;
 mod sampling;
+pub mod spec;
 
 pub use error::{Error, Result};
 pub use mechanism::PosteriorSystem;
@@ -152,3 +153,4 @@ pub use privacy::{
 };
 pub use rng::ReleaseRng;
 pub use sampling::auto::{SamplerPlan, SamplerPolicy, SamplerSummary};
+pub use spec::ReleaseSpec;

@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gpdp::{
-    CovariateLattice, Dataset, Diagnostics, Grid, Mechanism, MechanismParams, OnUnbounded, PrivateRelease, Query,
-    ReleaseRng, SamplerPolicy, Solve,
+    Dataset, Diagnostics, Grid, Mechanism, OnUnbounded, PrivateRelease, Query, ReleaseRng, SamplerPolicy, Solve,
 };
 use serde_json::json;
 
@@ -99,13 +98,13 @@ pub struct ReleaseCmdArgs {
     pub covariate_lattice: Option<String>,
 
     /// Round every covariate to the nearest node of the public lattice of
-    /// spacing h over the domain's box (h must divide every side), or of the
-    /// --grid's lattice with `--snap grid`, *before* the mechanism. A public
+    /// spacing h over the domain's box (h must divide every side), of the
+    /// --grid's lattice with `--snap grid`, or of N1xN2 nodes, *before* the mechanism. A public
     /// per-record transformation: the guarantee holds for the original
     /// records; each covariate moves by at most h·√d/2 (stated in the
     /// report). Lets the fast exact lattice sampler serve a --grid with any
     /// number of sensors; repeated nodes are aggregated exactly.
-    #[arg(long, value_name = "h|grid")]
+    #[arg(long, value_name = "h|grid|N1xN2")]
     pub snap: Option<String>,
 
     /// Covariate columns of --data (and --at) by name, in order, e.g.
@@ -165,8 +164,10 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "PLAN")]
     pub plan: Option<PathBuf>,
 
-    /// The plan's fitted ridge λ/σ (set from --plan).
-    #[arg(skip)]
+    /// With --target-epsilon (solving the ridge): the smallest ridge
+    /// accepted — the release uses it when it meets the target, so ε may be
+    /// below the target. --plan sets it to the plan's fitted λ/σ.
+    #[arg(long = "ridge-floor", value_name = "r", value_parser = parse_f64, requires = "target_epsilon")]
     pub ridge_floor: Option<f64>,
 
     /// Record the release in this privacy-budget ledger (see `gpdp ledger
@@ -254,27 +255,59 @@ impl ReleaseCmdArgs {
         require_with_example(missing, Some(crate::args::RELEASE_EXAMPLE))
     }
 
+    /// The release's spec: the one mapping of the public flags onto
+    /// [`gpdp::ReleaseSpec`] (each flag `--k-e-y` is the key `k_e_y`).
+    pub fn spec(&self) -> Result<gpdp::ReleaseSpec> {
+        self.check_required()?;
+        let m = &self.model;
+        let kernel = m.kernel.context("missing --kernel")?;
+        let domain = m.domain.clone().context("missing --domain (e.g. interval:0,1 or box:0,1,0,1)")?;
+        let mut s = gpdp::ReleaseSpec::new(kernel, domain, self.delta.context("missing --delta")?);
+        s.lengthscale = m.lengthscale;
+        s.ridge = m.ridge;
+        s.scale = m.scale;
+        s.gp_noise = m.gp_noise;
+        s.draws = m.draws.unwrap_or_default();
+        s.response_bound = m.response_bound;
+        s.sensitivity = m.sensitivity.unwrap_or_default();
+        s.rkhs_norm = m.rkhs_norm;
+        s.bound = m.bound.unwrap_or_default();
+        s.conversion = m.conversion.unwrap_or_default();
+        s.target_epsilon = self.target_epsilon;
+        s.solve = self.target_epsilon.map(|_| self.solve);
+        s.ridge_floor = self.ridge_floor;
+        s.max_epsilon = self.max_epsilon;
+        s.response_range = self.response_range;
+        s.units = self.units.clone();
+        s.on_unbounded = self.on_unbounded;
+        s.sampler = self.sampler;
+        s.assume_rkhs_responses = self.assume_rkhs_responses;
+        s.covariate_lattice = self.covariate_lattice.clone();
+        s.snap = match self.snap.as_deref() {
+            None => None,
+            Some(spec) if spec.trim().eq_ignore_ascii_case("grid") => {
+                Some(gpdp::spec::Snap::Counts(self.grid.clone().context("--snap grid needs a --grid query")?))
+            }
+            Some(spec) if spec.contains(['x', 'X', '×']) => Some(gpdp::spec::Snap::Counts(spec.to_string())),
+            Some(spec) => {
+                Some(gpdp::spec::Snap::Spacing(parse_f64(spec).map_err(|e| anyhow::anyhow!("--snap {spec}: {e}"))?))
+            }
+        };
+        Ok(s)
+    }
+
     /// The checked (and, with --target-epsilon, calibrated) mechanism for n
     /// records — from public flags only.
     pub fn mechanism(&self, n: usize) -> Result<Mechanism> {
-        self.check_required()?;
-        let calibrating = self.target_epsilon.is_some();
-        if calibrating && self.model.ridge.is_some() && self.solve == Solve::Ridge {
-            bail!("give either --ridge or --target-epsilon (which calibrates the ridge), not both");
-        }
-        let res = self.model.resolve(
-            n,
-            !calibrating || self.solve != Solve::Ridge,
-            !calibrating || self.solve != Solve::Scale,
-        )?;
-        let dim = res.params.domain.dim();
+        let spec = self.spec()?;
+        let dim = spec.domain.dim();
         let crs = match (&self.reproject_to, &self.crs) {
             (Some(to), _) => Some(("--reproject-to", to)),
             (None, Some(c)) => Some(("--crs", c)),
             (None, None) => None,
         };
         if let Some((flag, c)) = crs {
-            if c.is_geographic() && res.params.kernel.kind().has_lengthscale() {
+            if c.is_geographic() && spec.kernel.has_lengthscale() {
                 let remedy = if flag == "--crs" {
                     "give --reproject-to a projected CRS (e.g. EPSG:27700, or the UTM zone of the data), with the domain in its metres"
                 } else {
@@ -283,51 +316,14 @@ impl ReleaseCmdArgs {
                 bail!(
                     "{flag} EPSG:{} is geographic (longitude/latitude in degrees): the {} kernel needs distances in metres — {remedy}",
                     c.code,
-                    res.params.kernel.kind()
+                    spec.kernel
                 );
             }
             if dim != 2 {
                 bail!("{flag} needs 2-D covariates (easting, northing); the domain is {dim}-D");
             }
         }
-        // The responses' scale is a required public choice (check_required): a default would
-        // silently clip data in real units, and refusing on the clipped count would depend on
-        // the data.
-        let scale = match (self.response_range, self.model.response_bound) {
-            (Some(r), _) => gpdp::ResponseScale::Range(r),
-            (None, Some(m)) => gpdp::ResponseScale::Bound(m),
-            (None, None) => bail!("missing --response-range LO,HI or --response-bound M_Y"),
-        };
-        let mut p = MechanismParams::new(res.params, self.delta.context("missing --delta")?, scale);
-        p.draws = res.draws;
-        p.conversion = res.conversion;
-        p.on_unbounded = self.on_unbounded;
-        p.sampler = self.sampler;
-        p.covariate_lattice = self.covariate_lattice.as_deref().map(|s| CovariateLattice::parse(s, dim)).transpose()?;
-        if let Some(spec) = self.snap.as_deref() {
-            let domain = &p.release.domain;
-            if !matches!(domain, gpdp::model::domain::Domain::Interval { .. } | gpdp::model::domain::Domain::Box { .. })
-            {
-                bail!("--snap needs an interval or box domain (its lattice spans the domain's box), not {domain}");
-            }
-            let (lo, hi) = domain.bounding_box();
-            p.covariate_lattice = Some(if spec.trim().eq_ignore_ascii_case("grid") {
-                let g = self.grid.as_deref().context("--snap grid needs a --grid query")?;
-                CovariateLattice::snapping(Grid::parse(g, domain)?.counts().to_vec())?
-            } else {
-                let h = parse_f64(spec).map_err(|e| anyhow::anyhow!("--snap {spec}: {e}"))?;
-                CovariateLattice::snapping_with_spacing(h, &lo, &hi)?
-            });
-        }
-        p.max_epsilon = self.max_epsilon;
-        p.assume_rkhs_responses = self.assume_rkhs_responses;
-        p.units = self.units.clone();
-        p.hyperparameter_source = self.hyperparameter_source.clone();
-        Ok(match self.target_epsilon {
-            Some(eps) if self.solve == Solve::Ridge => gpdp::plan::calibrate_with_floor(&p, eps, self.ridge_floor)?,
-            Some(eps) => p.calibrate(self.solve, eps)?,
-            None => p.check()?,
-        })
+        Ok(spec.mechanism_from(n, self.hyperparameter_source.clone())?)
     }
 
     /// The query and its coordinate column names.
@@ -440,7 +436,14 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
     if a.units.is_none() {
         a.units = plan.release.units.clone();
     }
-    if a.model.ridge.is_none() {
+    if a.model.ridge.is_none() && a.solve == Solve::Ridge {
+        if a.ridge_floor.is_some_and(|f| f != plan.fitted_ridge) {
+            bail!(
+                "--ridge-floor contradicts the plan's fitted ridge λ/σ = {} (--plan {}): drop one",
+                plan.fitted_ridge,
+                path.display()
+            );
+        }
         a.ridge_floor = Some(plan.fitted_ridge);
         taken.push(format!("ridge floor λ/σ = {}", plan.fitted_ridge));
     }
