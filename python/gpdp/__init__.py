@@ -53,6 +53,7 @@ from ._native import (
     account,
     account_batch,
     calibrate,
+    spec_keys,
 )
 from . import nonprivate
 
@@ -62,6 +63,7 @@ __all__ = [
     "account",
     "account_batch",
     "calibrate",
+    "spec_keys",
     "Mechanism",
     "Release",
     "SamplePath",

@@ -146,6 +146,9 @@ class SamplePath:
     @property
     def report(self) -> Dict[str, Any]: ...
 
+def spec_keys() -> List[str]:
+    """The keys of the release spec (docs/spec.md): the keywords ``Mechanism`` takes besides ``n``."""
+
 class Mechanism:
     def __init__(
         self,
@@ -172,8 +175,9 @@ class Mechanism:
         covariate_lattice: Optional[str] = None,
         max_epsilon: Optional[float] = None,
         target_epsilon: Optional[float] = None,
-        solve: Literal["ridge", "scale", "gp-noise"] = "ridge",
+        solve: Optional[Literal["ridge", "scale", "gp-noise"]] = None,
         ridge_floor: Optional[float] = None,
+        snap: Optional[Union[float, str]] = None,
     ) -> None:
         """A checked mechanism. The responses' scale is required — exactly one
         of ``response_range=(lo, hi)`` (data units; values are returned in

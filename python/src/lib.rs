@@ -24,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(account::account_batch, m)?)?;
     m.add_function(wrap_pyfunction!(account::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(mechanism::posterior, m)?)?;
+    m.add_function(wrap_pyfunction!(mechanism::spec_keys, m)?)?;
     m.add_class::<account::PyPrivacyReport>()?;
     m.add_class::<account::PyCalibration>()?;
     m.add_class::<mechanism::PyMechanism>()?;

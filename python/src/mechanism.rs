@@ -62,6 +62,12 @@ fn warn_clipping(py: Python<'_>, m: &Mechanism, clipped: usize) -> PyResult<()> 
     PyErr::warn(py, &py.get_type::<crate::errors::ClippingWarning>(), &cmsg, 1)
 }
 
+/// The keys of the release spec: the keywords `Mechanism` takes besides `n`.
+#[pyfunction]
+pub fn spec_keys() -> Vec<String> {
+    ReleaseSpec::keys()
+}
+
 /// The release spec from Python keywords: each keyword is a spec key, its
 /// value the key's JSON value (numbers, strings, booleans, None, and
 /// tuples/lists for `response_range`); the spec refuses unknown keywords.

@@ -1,0 +1,230 @@
+//! Every key of the release spec (`gpdp::ReleaseSpec`) is accepted by every
+//! front end: the CLI's flags here and the server's request body here, and
+//! Python's keywords in python/tests/test_spec.py — each with the example of
+//! tests/data/spec_examples.json, released for real. A key added to the spec
+//! without an example fails this test.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+const TOKEN: &str = "spec-token-91ab";
+
+fn examples() -> (Map<String, Value>, Map<String, Value>) {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spec_examples.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    (v["base"].as_object().unwrap().clone(), v["examples"].as_object().unwrap().clone())
+}
+
+/// The base spec with one example's patch applied (null removes a key).
+fn patched(base: &Map<String, Value>, patch: &Value) -> Map<String, Value> {
+    let mut s = base.clone();
+    for (k, v) in patch.as_object().unwrap() {
+        if v.is_null() {
+            s.remove(k);
+        } else {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    s
+}
+
+/// 40 records on nodes of the 11 × 11 lattice of [0, 1]², |y| < 1.
+fn write_data(dir: &Path) -> std::path::PathBuf {
+    let mut csv = String::from("x1,x2,y\n");
+    for i in 0..40u32 {
+        let (a, b) = ((i * 7 % 11) as f64 / 10.0, (i * 3 % 11) as f64 / 10.0);
+        csv.push_str(&format!("{a},{b},{}\n", 0.9 * (3.0 * a).sin() * (2.0 * b).cos()));
+    }
+    let p = dir.join("data.csv");
+    std::fs::write(&p, csv).unwrap();
+    p
+}
+
+#[test]
+fn every_key_has_an_example() {
+    let (_, ex) = examples();
+    let keys = gpdp::ReleaseSpec::keys();
+    let mut listed: Vec<&String> = ex.keys().collect();
+    listed.sort();
+    let mut want: Vec<&String> = keys.iter().collect();
+    want.sort();
+    assert_eq!(listed, want, "tests/data/spec_examples.json must have one example per spec key");
+}
+
+/// The CLI's flags for a spec: `--k-e-y VALUE`, a bare flag for `true`, `LO,HI` for a range.
+fn flags(spec: &Map<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (k, v) in spec {
+        let flag = gpdp::spec::spell(k, gpdp::spec::Spelling::Flag);
+        match v {
+            Value::Bool(true) => out.push(flag),
+            Value::Bool(false) => {}
+            Value::Array(a) => {
+                out.push(flag);
+                out.push(a.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","));
+            }
+            Value::String(s) => {
+                out.push(flag);
+                out.push(s.clone());
+            }
+            v => {
+                out.push(flag);
+                out.push(v.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_cli_accepts_every_key_and_releases_with_it() {
+    let (base, ex) = examples();
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let help = Command::new(env!("CARGO_BIN_EXE_gpdp")).args(["release", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).into_owned();
+    for (key, patch) in &ex {
+        let flag = gpdp::spec::spell(key, gpdp::spec::Spelling::Flag);
+        assert!(help.contains(&flag), "`gpdp release --help` does not list {flag}");
+        let spec = patched(&base, patch);
+        let out = dir.path().join(format!("out-{key}"));
+        let o = Command::new(env!("CARGO_BIN_EXE_gpdp"))
+            .arg("release")
+            .arg("--data")
+            .arg(&data)
+            .args(flags(&spec))
+            .args(["--grid", "11", "--seed", "3", "--quiet", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "key {key}: {}", String::from_utf8_lossy(&o.stderr));
+        let report: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        assert!(report["privacy"]["epsilon"].as_f64().unwrap() > 0.0, "key {key}: {report}");
+    }
+}
+
+/// One HTTP/1.1 request: (status, JSON body).
+fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status: u16 = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let payload = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        let mut out = String::new();
+        let mut s = rest;
+        while let Some((size, r)) = s.split_once("\r\n") {
+            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+            if n == 0 || r.len() < n {
+                break;
+            }
+            out.push_str(&r[..n]);
+            s = &r[n..].trim_start_matches("\r\n");
+        }
+        out
+    } else {
+        rest.to_string()
+    };
+    (status, serde_json::from_str(&payload).unwrap_or(Value::String(payload)))
+}
+
+struct Server(std::process::Child, String);
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn server(dir: &Path) -> Server {
+    let config = dir.join("server.toml");
+    std::fs::write(&config, format!("state = \"state.sqlite\"\nallow_without_ledger = true\nadmin_token = \"{TOKEN}\"\n")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpdp"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.trim().strip_prefix("listening on http://").unwrap_or_else(|| panic!("{line:?}")).to_string();
+    Server(child, addr)
+}
+
+#[test]
+fn the_server_accepts_every_key_and_releases_with_it() {
+    let (base, ex) = examples();
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let s = server(dir.path());
+    let schema = request(&s.1, "GET", "/openapi.json", "").1;
+    let props = schema["components"]["schemas"]["ReleaseSpec"]["properties"].as_object().unwrap().clone();
+    for (key, patch) in &ex {
+        assert!(props.contains_key(key), "the OpenAPI document does not list {key}");
+        let mut body = patched(&base, patch);
+        body.insert("data".into(), json!(data));
+        let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body).to_string());
+        assert_eq!(st, 201, "key {key}: {v}");
+        let id = v["id"].as_str().unwrap();
+        let (st, v) = request(&s.1, "POST", &format!("/releases/{id}/eval"), &json!({"points": [[0.5, 0.5]]}).to_string());
+        assert_eq!(st, 200, "key {key}: {v}");
+    }
+    // An unknown key is refused 400, naming it.
+    let mut body = base.clone();
+    body.insert("data".into(), json!(data));
+    body.insert("lenghtscale".into(), json!(0.3));
+    let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body).to_string());
+    assert_eq!(st, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("lenghtscale"), "{v}");
+}
+
+#[test]
+fn a_server_release_with_snap_lattice_and_a_calibrated_ridge_with_a_floor() {
+    let (base, _) = examples();
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let s = server(dir.path());
+    let mut body = base.clone();
+    body.remove("ridge");
+    body.insert("data".into(), json!(data));
+    body.insert("target_epsilon".into(), json!(8.0));
+    body.insert("snap".into(), json!("6x6"));
+    // Without a floor: the calibrated ridge.
+    let (st, free) = request(&s.1, "POST", "/releases", &Value::Object(body.clone()).to_string());
+    assert_eq!(st, 201, "{free}");
+    let eps_free = free["epsilon"].as_f64().unwrap();
+    assert!(eps_free <= 8.0 && eps_free > 7.0, "{free}");
+    // A floor above it: the floor is the ridge, ε below the target.
+    body.insert("ridge_floor".into(), json!(60.0));
+    let (st, floored) = request(&s.1, "POST", "/releases", &Value::Object(body.clone()).to_string());
+    assert_eq!(st, 201, "{floored}");
+    let report = &floored["report"];
+    assert_eq!(report["privacy"]["components"][0]["ridge"].as_f64(), Some(60.0), "{report}");
+    assert!(floored["epsilon"].as_f64().unwrap() < eps_free);
+    assert!(report.to_string().contains("snap"), "the report states the snapping: {report}");
+    // A declared lattice instead (the records lie on the 11 × 11 nodes).
+    body.remove("snap");
+    body.remove("ridge_floor");
+    body.insert("covariate_lattice".into(), json!("11"));
+    let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body.clone()).to_string());
+    assert_eq!(st, 201, "{v}");
+    // Declaring a lattice the records are not on is refused by the data policy.
+    body.insert("covariate_lattice".into(), json!("4"));
+    let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body).to_string());
+    assert_eq!(st, 422, "{v}");
+}
