@@ -4,7 +4,7 @@ use gpdp::privacy::calibrate::Calibration;
 // The columns `account_batch` accepts: the keywords of `account`, which are
 // the CLI batch's columns.
 use gpdp::io::batch::COLUMNS as BATCH_COLUMNS;
-use gpdp::{Conversion, PrivacyReport, Solve, Target};
+use gpdp::{Accounting, PrivacyReport, Solve, Target};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
@@ -126,7 +126,7 @@ pub fn account(
     };
     let params = model.params(true, true)?;
     let draws = self::draws(draws)?;
-    let conv: Conversion = parse(conversion)?;
+    let conv: Accounting = parse(conversion)?;
     let (want_eps, value) = question(delta, epsilon)?;
     let run = move || -> gpdp::Result<PrivacyReport> {
         let rel = params.check()?;
@@ -245,7 +245,7 @@ fn whole(name: &str, row: usize, x: f64) -> PyResult<u64> {
 struct BatchRow {
     params: gpdp::ReleaseParams,
     draws: gpdp::Draws,
-    conversion: Conversion,
+    conversion: Accounting,
     want_eps: bool,
     value: f64,
 }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gpdp::privacy::SensitivityConstants;
-use gpdp::{BoundChoice, Conversion, Domain, Draws, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
+use gpdp::{BoundChoice, Domain, Draws, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
 
 /// Parses a finite float: NaN and ±∞ are refused (a NaN would pass every
 /// `>` check unnoticed; an infinite bound or budget is never meant).
@@ -116,7 +116,7 @@ pub struct ReleaseArgs {
     /// proven only for covariance-only releases (--scale inf, --gp-noise 0;
     /// docs/proofs/pld-covariance-only.md) and not usable with a ledger.
     #[arg(long, value_name = "CONV")]
-    pub conversion: Option<Conversion>,
+    pub conversion: Option<gpdp::Accounting>,
 
     /// Which proven bound: tight (default; the signed covariance term, the
     /// generic sensitivity min(B.1, coupled, operator), B.8 with half the
@@ -184,7 +184,7 @@ pub const ACCOUNT_EXAMPLE: &str = "gpdp account --n 400 --kernel exponential --l
 pub struct Resolved {
     pub params: ReleaseParams,
     pub draws: Draws,
-    pub conversion: Conversion,
+    pub conversion: gpdp::Accounting,
 }
 
 impl ReleaseArgs {

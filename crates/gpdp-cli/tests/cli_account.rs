@@ -490,7 +490,7 @@ fn pld_accounting_of_a_covariance_only_release() {
             "--conversion",
             "pld",
         ],
-        "a ledger budget cannot use --conversion pld",
+        "pld is a second accountant",
     );
     assert!(!t.path().join("l.sqlite").exists(), "the refused init must not create the ledger");
     let data = t.path().join("d.csv");
@@ -530,7 +530,7 @@ fn pld_accounting_of_a_covariance_only_release() {
             "--dataset",
             "d",
         ],
-        "--conversion pld cannot be used with --ledger",
+        "pld is a second accountant",
     );
     let help = gpdp().args(["account", "--help"]).output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();

@@ -64,7 +64,10 @@ fn bench_pld(c: &mut Criterion) {
             let draws = Draws::new(l).unwrap();
             c.bench_function(&format!("pld/fig3_exp1d_n10_sigma_inf_L{l}/delta{delta:e}"), |b| {
                 b.iter(|| {
-                    black_box(&release).epsilon(black_box(draws), black_box(delta), Conversion::Pld).unwrap().epsilon
+                    black_box(&release)
+                        .epsilon(black_box(draws), black_box(delta), gpdp::Accounting::Pld)
+                        .unwrap()
+                        .epsilon
                 })
             });
         }
@@ -72,7 +75,9 @@ fn bench_pld(c: &mut Criterion) {
     for (name, base, draws, delta) in cases().into_iter().filter(|c| c.1.scale.is_infinite()) {
         let release = base.check().unwrap();
         c.bench_function(&format!("pld/{name}"), |b| {
-            b.iter(|| black_box(&release).epsilon(black_box(draws), black_box(delta), Conversion::Pld).unwrap().epsilon)
+            b.iter(|| {
+                black_box(&release).epsilon(black_box(draws), black_box(delta), gpdp::Accounting::Pld).unwrap().epsilon
+            })
         });
     }
 }

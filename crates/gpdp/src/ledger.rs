@@ -4,7 +4,7 @@
 //! dataset is recorded with its public parameters, and a new release is
 //! refused when the **composed** guarantee of all recorded releases plus the
 //! new one would exceed the budget. Composition is exact RDP composition at
-//! a common order, then one conversion ([`Accountant`]) — tighter than
+//! a common order, then one conversion ([`RdpAccountant`]) — tighter than
 //! adding the releases' ε.
 //!
 //! Protocol (SQLite in WAL mode, `synchronous = FULL`, every step one
@@ -42,8 +42,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::draws::Draws;
 use crate::model::kernel::{Kernel, KernelKind};
-use crate::privacy::accountant::{Accountant, ReleaseParams};
+use crate::privacy::accountant::RdpAccountant;
+use crate::privacy::cache::AccountingCache;
 use crate::privacy::conversion::Conversion;
+use crate::privacy::release::ReleaseParams;
 
 mod file;
 pub mod names;
@@ -179,6 +181,9 @@ pub struct Ledger {
     conn: Connection,
     path: PathBuf,
     read_only: bool,
+    /// The bounded memo tables of the accountant (joint certificates),
+    /// kept for the life of the ledger handle.
+    cache: AccountingCache,
 }
 
 fn now() -> String {
@@ -212,7 +217,7 @@ impl Ledger {
     /// refused with nothing written to it: the file stays byte-identical.
     pub fn open(path: &Path) -> Result<Self> {
         let conn = file::open_read_write(path)?;
-        Ok(Ledger { conn, path: path.to_path_buf(), read_only: false })
+        Ok(Ledger { conn, path: path.to_path_buf(), read_only: false, cache: AccountingCache::default() })
     }
 
     /// Opens the existing ledger at `path` for reading only: nothing is
@@ -224,7 +229,7 @@ impl Ledger {
     /// [`Ledger::reserve`] and [`Ledger::commit`] are refused on it.
     pub fn open_read_only(path: &Path) -> Result<Self> {
         let conn = file::open_read_only(path)?;
-        Ok(Ledger { conn, path: path.to_path_buf(), read_only: true })
+        Ok(Ledger { conn, path: path.to_path_buf(), read_only: true, cache: AccountingCache::default() })
     }
 
     /// Whether it was opened with [`Ledger::open_read_only`].
@@ -250,7 +255,8 @@ impl Ledger {
     /// Declares the budget (ε, δ) of `dataset`; refused if it already has
     /// one, if another dataset's name differs from it only by case or
     /// surrounding whitespace ([`names::fold`]; the message names that
-    /// dataset), and for [`Conversion::Pld`] (not an RDP conversion).
+    /// dataset). The conversion is an RDP [`Conversion`] by type: the ledger
+    /// composes RDP curves ("pld" is refused when parsed).
     pub fn init(&mut self, dataset: &str, epsilon: f64, delta: f64, conversion: Conversion) -> Result<Budget> {
         self.writable("declare a budget")?;
         if dataset.trim().is_empty() {
@@ -258,11 +264,6 @@ impl Ledger {
         }
         crate::error::positive("budget ε", epsilon)?;
         crate::error::unit_open("budget δ", delta)?;
-        if conversion == Conversion::Pld {
-            return Err(Error::Unsupported(
-                "a ledger budget cannot use --conversion pld: the ledger composes the RDP curves of its releases and converts once (improved or paper); PLD accounting does not compose with them".into(),
-            ));
-        }
         let path = self.path.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
         let exists: Option<f64> = tx
@@ -329,14 +330,14 @@ impl Ledger {
         let path = self.path.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
         let budget = budget_in(&tx, dataset, &path)?;
-        let mut acc = Accountant::new();
+        let mut acc = RdpAccountant::with_cache(self.cache.clone());
         for e in entries_in(&tx, dataset, &path)? {
             let (p, l) = e.params.params()?;
-            acc.compose(p.check()?, l);
+            acc.compose_release(p.check()?, l);
         }
         let release = params.check()?;
         let alone = release.epsilon(draws, budget.delta, budget.conversion)?.epsilon;
-        acc.compose(release, draws);
+        acc.compose_release(release, draws);
         let composed = acc.epsilon(budget.delta, budget.conversion)?.epsilon;
         if !(composed <= budget.epsilon) {
             return Err(Error::BudgetExceeded(format!(

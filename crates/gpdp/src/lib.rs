@@ -105,8 +105,8 @@
 //! ```
 //!
 //! ```compile_fail,E0308
-//! # fn f(r: gpdp::privacy::StudyRelease, acc: &mut gpdp::Accountant) {
-//! acc.compose(r, gpdp::Draws::ONE); // study-only published constants never enter an accountant
+//! # fn f(r: gpdp::privacy::StudyRelease, acc: &mut gpdp::RdpAccountant) {
+//! acc.compose_release(r, gpdp::Draws::ONE); // study-only published constants never enter an accountant
 //! # }
 //! ```
 //!
@@ -148,8 +148,8 @@ pub use model::{
 };
 pub use posterior::Posterior;
 pub use privacy::{
-    Accountant, BoundChoice, Calibration, Conversion, Lemma, PrivacyReport, Release, ReleaseParams, SensitivityChoice,
-    Solve, Target, calibrate,
+    Accounting, BoundChoice, Calibration, Conversion, Lemma, PldAccountant, PrivacyEvent, PrivacyReport, RdpAccountant,
+    RdpTable, Release, ReleaseParams, SensitivityChoice, Solve, Target, calibrate,
 };
 pub use rng::ReleaseRng;
 pub use sampling::auto::{SamplerPlan, SamplerPolicy, SamplerSummary};

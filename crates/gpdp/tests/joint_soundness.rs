@@ -413,3 +413,64 @@ fn gpdp_erfc(x: f64) -> f64 {
             .exp();
     if x >= 0.0 { r } else { 2.0 - r }
 }
+
+/// A long session through one caller-owned cache: thousands of distinct
+/// joint-bound releases keep every table of the cache at most its cap
+/// (entry count and byte estimate), and ε is bit-identical with a cold
+/// cache, a warm cache, an evicting (tiny) cache and the shared one.
+#[test]
+fn a_long_session_keeps_the_cache_bounded_and_values_identical() {
+    use gpdp::privacy::{AccountingCache, BoundChoice, Conversion, RdpAccountant, ReleaseParams};
+    let cap = 16;
+    let cache = AccountingCache::with_capacity(cap);
+    let joint = |n: usize, r: f64| {
+        let mut p = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), n, r, 5.0);
+        p.bound = BoundChoice::Joint;
+        p.check().unwrap()
+    };
+    let started = std::time::Instant::now();
+    let mut peak = (0, 0);
+    for i in 0..2000 {
+        let rel = joint(10 + i % 500, 1.0 + 0.001 * (i / 500) as f64);
+        let b = rel.rdp_bound();
+        for am1 in [0.5, 1.0, 2.0] {
+            let _ = b.terms_lower_in(am1, &cache);
+        }
+        assert!(cache.len() <= 4 * cap, "release {i}: {} entries", cache.len());
+        peak = (peak.0.max(cache.len()), peak.1.max(cache.approx_bytes()));
+    }
+    eprintln!(
+        "2000 distinct joint releases: peak {} entries, ~{} bytes (cap {cap} per table), {:.1} s",
+        peak.0,
+        peak.1,
+        started.elapsed().as_secs_f64()
+    );
+    // Each table holds at most `cap` vectors of the joint order grid (≤ 71 orders).
+    assert!(peak.1 <= 4 * cap * (8 * 80 + 200), "{} bytes", peak.1);
+    // Values do not depend on the cache.
+    let tiny = AccountingCache::with_capacity(1);
+    for n in [10, 11, 12] {
+        let rel = joint(n, 1.0);
+        let eps = |c: &AccountingCache| {
+            let mut acc = RdpAccountant::with_cache(c.clone());
+            acc.compose_release(rel.clone(), gpdp::Draws::new(3).unwrap());
+            let e = acc.epsilon(0.05, Conversion::Improved).unwrap();
+            let d = acc.delta(e.epsilon, Conversion::Improved).unwrap();
+            (e.epsilon.to_bits(), e.alpha.to_bits(), d.delta.to_bits())
+        };
+        let cold = eps(&AccountingCache::with_capacity(cap));
+        let warm = eps(&cache);
+        let warm_again = eps(&cache);
+        let evicting = eps(&tiny);
+        let shared = {
+            let e = rel.epsilon(gpdp::Draws::new(3).unwrap(), 0.05, Conversion::Improved).unwrap();
+            let d = rel.delta(gpdp::Draws::new(3).unwrap(), e.epsilon, Conversion::Improved).unwrap();
+            (e.epsilon.to_bits(), e.alpha.to_bits(), d.delta.to_bits())
+        };
+        assert_eq!(cold, warm, "n = {n}");
+        assert_eq!(warm, warm_again, "n = {n}");
+        assert_eq!(cold, evicting, "n = {n}");
+        assert_eq!(cold, shared, "n = {n}");
+        assert!(cache.len() <= 4 * cap && tiny.len() <= 4);
+    }
+}

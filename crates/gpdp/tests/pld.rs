@@ -1,4 +1,4 @@
-//! The PLD accountant (`Conversion::Pld`, gpdp::privacy::pld) against
+//! The PLD accountant (`Accounting::Pld`, gpdp::privacy::pld) against
 //! independent computations (docs/proofs/pld-covariance-only.md §10).
 //!
 //! Reference methods, none of which shares code with the accountant:
@@ -22,7 +22,9 @@ use std::time::Instant;
 
 use gpdp::audit::{NeighbourPair, core_quantities};
 use gpdp::privacy::pld::{self, PldEvent, PldOptions};
-use gpdp::{Accountant, Conversion, Draws, Kernel, Points, Posterior, ReleaseParams};
+use gpdp::{
+    Accounting, Conversion, Draws, Kernel, PldAccountant, Points, Posterior, PrivacyEvent, RdpAccountant, ReleaseParams,
+};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -277,7 +279,7 @@ fn figure3_values_are_above_and_within_one_percent_of_the_exact_dominating_pair(
     for (l, delta) in [(1u64, 0.05), (3, 0.05), (10, 0.05), (1, 1e-5), (3, 1e-5), (10, 1e-5)] {
         let (rel, draws) = fig3_release(l);
         let t = Instant::now();
-        let pld = rel.epsilon(draws, delta, Conversion::Pld).unwrap();
+        let pld = rel.epsilon(draws, delta, Accounting::Pld).unwrap();
         let dt = t.elapsed();
         let rdp = rel.epsilon(draws, delta, Conversion::Improved).unwrap();
         let exact = exact_epsilon(tau, l as u32, delta);
@@ -314,7 +316,7 @@ fn delta_curve_is_sandwiched() {
     for l in [1u64, 3] {
         let (rel, draws) = fig3_release(l);
         for eps in [0.05, 0.3, 0.9, 1.5, 3.0, 6.0] {
-            let rep = rel.delta(draws, eps, Conversion::Pld).unwrap();
+            let rep = rel.delta(draws, eps, Accounting::Pld).unwrap();
             let p = rep.pld.unwrap();
             let exact = delta_chi2(tau, l as u32, eps);
             let shift = 2.0 * l as f64 * p.grid_width;
@@ -325,7 +327,7 @@ fn delta_curve_is_sandwiched() {
             println!("L = {l}, ε = {eps}: exact δ {exact:.6e} ≤ PLD {:.6e} ≤ {upper:.6e}", rep.delta);
             assert!(rep.delta >= exact, "L = {l}, ε = {eps}: {} < {exact}", rep.delta);
             assert!(rep.delta <= upper * (1.0 + 1e-9) + 1e-13, "L = {l}, ε = {eps}: {} > {upper}", rep.delta);
-            assert_eq!(rep.conversion, Conversion::Pld);
+            assert_eq!(rep.conversion, Accounting::Pld);
         }
     }
 }
@@ -336,8 +338,8 @@ fn epsilon_and_delta_round_trip() {
     for l in [1u64, 10] {
         let (rel, draws) = fig3_release(l);
         for delta in [0.05, 1e-4, 1e-10] {
-            let e = rel.epsilon(draws, delta, Conversion::Pld).unwrap();
-            let d = rel.delta(draws, e.epsilon, Conversion::Pld).unwrap();
+            let e = rel.epsilon(draws, delta, Accounting::Pld).unwrap();
+            let d = rel.delta(draws, e.epsilon, Accounting::Pld).unwrap();
             assert!(d.delta <= delta * (1.0 + 1e-6), "L = {l}: δ({}) = {} > {delta}", e.epsilon, d.delta);
             assert!(d.delta >= delta * 0.99, "L = {l}: δ({}) = {} ≪ {delta}", e.epsilon, d.delta);
         }
@@ -360,14 +362,19 @@ fn composition_of_two_releases_with_different_tau() {
     let b = pb.check().unwrap();
     let tau_a = fig3_tau();
     let tau_b = b.variance_bound().value / (0.7 * 0.7);
-    let mut acc = Accountant::new();
-    acc.compose(a.clone(), Draws::new(2).unwrap()).compose(b.clone(), Draws::new(3).unwrap());
+    let mut acc = PldAccountant::new();
+    acc.compose_release(a.clone(), Draws::new(2).unwrap())
+        .unwrap()
+        .compose_release(b.clone(), Draws::new(3).unwrap())
+        .unwrap();
+    let mut racc = RdpAccountant::new();
+    racc.compose_release(a.clone(), Draws::new(2).unwrap()).compose_release(b.clone(), Draws::new(3).unwrap());
     let delta = 0.05;
-    let rep = acc.epsilon(delta, Conversion::Pld).unwrap();
+    let rep = acc.epsilon(delta).unwrap();
     let exact = epsilon_of(delta, |e| delta_imhof(&[(tau_a, 2), (tau_b, 3)], e));
-    let rdp = acc.epsilon(delta, Conversion::Improved).unwrap();
-    let alone_a = a.epsilon(Draws::new(2).unwrap(), delta, Conversion::Pld).unwrap().epsilon;
-    let alone_b = b.epsilon(Draws::new(3).unwrap(), delta, Conversion::Pld).unwrap().epsilon;
+    let rdp = racc.epsilon(delta, Conversion::Improved).unwrap();
+    let alone_a = a.epsilon(Draws::new(2).unwrap(), delta, Accounting::Pld).unwrap().epsilon;
+    let alone_b = b.epsilon(Draws::new(3).unwrap(), delta, Accounting::Pld).unwrap().epsilon;
     println!(
         "composition τ = {tau_a:.4} (L = 2) + τ = {tau_b:.4} (L = 3): PLD ε = {:.6}, exact {exact:.6} (+{:.3}%), RDP {:.6}; alone {alone_a:.4}, {alone_b:.4}",
         rep.epsilon,
@@ -380,7 +387,7 @@ fn composition_of_two_releases_with_different_tau() {
     assert_eq!(rep.components.len(), 2);
     // δ(ε) of the composition against Imhof at two ε.
     for eps in [1.0, 2.5] {
-        let d = acc.delta(eps, Conversion::Pld).unwrap().delta;
+        let d = acc.delta(eps).unwrap().delta;
         let ex = delta_imhof(&[(tau_a, 2), (tau_b, 3)], eps);
         assert!(d >= ex && d <= ex * 1.05 + 1e-12, "ε = {eps}: {d} vs {ex}");
     }
@@ -421,7 +428,7 @@ fn random_whitened_pairs_are_dominated() {
     let epsilons = [0.0, 0.2, 0.6, 0.9, 1.5, 3.0];
     let dom: Vec<f64> = epsilons.iter().map(|&e| delta_two_term(1.0 + tau, 1.0 / (1.0 + tau), e)).collect();
     let (rel, draws) = fig3_release(1);
-    let pld: Vec<f64> = epsilons.iter().map(|&e| rel.delta(draws, e, Conversion::Pld).unwrap().delta).collect();
+    let pld: Vec<f64> = epsilons.iter().map(|&e| rel.delta(draws, e, Accounting::Pld).unwrap().delta).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(20_251_201);
     let mut worst: f64 = 0.0;
     for i in 0..400 {
@@ -468,9 +475,9 @@ fn real_neighbouring_pairs_never_exceed_the_pld_bound() {
     let ridge = 1.0;
     let q = ridge * ridge;
     let (rel, draws) = fig3_release(1);
-    let eps_star = rel.epsilon(draws, 0.05, Conversion::Pld).unwrap().epsilon;
+    let eps_star = rel.epsilon(draws, 0.05, Accounting::Pld).unwrap().epsilon;
     let epsilons = [0.1, 0.4, eps_star, 1.5];
-    let pld: Vec<f64> = epsilons.iter().map(|&e| rel.delta(draws, e, Conversion::Pld).unwrap().delta).collect();
+    let pld: Vec<f64> = epsilons.iter().map(|&e| rel.delta(draws, e, Accounting::Pld).unwrap().delta).collect();
     let exact_delta = |core: &[f64], x: f64, x2: f64, eps: f64| -> f64 {
         if x == x2 {
             return 0.0; // same covariates: identical posterior covariances
@@ -614,7 +621,7 @@ fn monotone_in_draws_and_ridge() {
     let mut last = 0.0;
     for l in 1..=12 {
         let (rel, draws) = fig3_release(l);
-        let e = rel.epsilon(draws, 0.05, Conversion::Pld).unwrap().epsilon;
+        let e = rel.epsilon(draws, 0.05, Accounting::Pld).unwrap().epsilon;
         assert!(e > last, "L = {l}: {e} ≤ {last}");
         last = e;
     }
@@ -622,7 +629,7 @@ fn monotone_in_draws_and_ridge() {
     for ridge in [0.5, 0.8, 1.0, 1.5, 3.0, 10.0] {
         let mut p = fig3_params();
         p.ridge = ridge;
-        let e = p.check().unwrap().epsilon(Draws::ONE, 1e-5, Conversion::Pld).unwrap().epsilon;
+        let e = p.check().unwrap().epsilon(Draws::ONE, 1e-5, Accounting::Pld).unwrap().epsilon;
         assert!(e < last, "r = {ridge}: {e}");
         last = e;
     }
@@ -630,7 +637,7 @@ fn monotone_in_draws_and_ridge() {
     // distance of the dominating pair, below 0.05 once τ is small.
     let mut p = fig3_params();
     p.ridge = 10.0;
-    let r = p.check().unwrap().epsilon(Draws::ONE, 0.05, Conversion::Pld).unwrap();
+    let r = p.check().unwrap().epsilon(Draws::ONE, 0.05, Accounting::Pld).unwrap();
     let tau = r.components[0].tau;
     assert_eq!(r.epsilon, 0.0);
     assert!(delta_chi2(tau, 1, 0.0) <= 0.05);
@@ -640,11 +647,11 @@ fn monotone_in_draws_and_ridge() {
 /// than with the RDP route; solving for σ or η is refused.
 #[test]
 fn calibrating_the_ridge_with_pld() {
-    let target = gpdp::Target { epsilon: 1.0, delta: 0.05, conversion: Conversion::Pld };
+    let target = gpdp::Target { epsilon: 1.0, delta: 0.05, conversion: Accounting::Pld };
     let c = gpdp::calibrate(&fig3_params(), Draws::ONE, gpdp::Solve::Ridge, target).unwrap();
     assert!(c.report.epsilon <= 1.0 && c.permissive_epsilon > 1.0, "{c:?}");
     assert!(c.report.epsilon > 0.999);
-    let rdp = gpdp::Target { conversion: Conversion::Improved, ..target };
+    let rdp = gpdp::Target { conversion: Conversion::Improved.into(), ..target };
     let c_rdp = gpdp::calibrate(&fig3_params(), Draws::ONE, gpdp::Solve::Ridge, rdp).unwrap();
     println!("ridge for (1, 0.05), L = 1, σ = ∞: pld {:.6}, improved RDP {:.6}", c.value, c_rdp.value);
     assert!(c.value < 1.0 && c.value < c_rdp.value);
@@ -669,39 +676,61 @@ fn errors_are_typed_and_say_why() {
     let scope = "pld accounting is proven only for covariance-only releases (σ = inf, gp-noise 0)";
     let mut finite = fig3_params();
     finite.scale = 5.0;
-    let e = finite.check().unwrap().epsilon(Draws::ONE, 0.05, Conversion::Pld).unwrap_err();
+    let e = finite.check().unwrap().epsilon(Draws::ONE, 0.05, Accounting::Pld).unwrap_err();
     assert!(matches!(e, gpdp::Error::Unsupported(_)) && e.to_string().contains(scope), "{e}");
     let mut noisy = fig3_params();
     noisy.gp_noise = 0.3;
-    let e = noisy.check().unwrap().delta(Draws::ONE, 1.0, Conversion::Pld).unwrap_err();
+    let e = noisy.check().unwrap().delta(Draws::ONE, 1.0, Accounting::Pld).unwrap_err();
     assert!(e.to_string().contains(scope) && e.to_string().contains("0.3"), "{e}");
-    // One finite-σ release among covariance-only ones is enough to refuse.
-    let mut acc = Accountant::new();
-    acc.compose(fig3_params().check().unwrap(), Draws::ONE).compose(finite.check().unwrap(), Draws::ONE);
-    assert!(acc.epsilon(0.05, Conversion::Pld).unwrap_err().to_string().contains("release 2"));
-    assert!(Accountant::new().epsilon(0.05, Conversion::Pld).is_err());
+    // One finite-σ release among covariance-only ones is enough to refuse,
+    // when it is composed; the PLD accountant does not support it.
+    let mut acc = PldAccountant::new();
+    acc.compose_release(fig3_params().check().unwrap(), Draws::ONE).unwrap();
+    let event = PrivacyEvent::gp_release(finite.check().unwrap(), Draws::ONE);
+    assert!(!acc.supports(&event));
+    assert!(acc.compose(event.clone()).unwrap_err().to_string().contains("release 2"));
+    assert!(RdpAccountant::new().supports(&event));
+    assert!(PldAccountant::new().epsilon(0.05).is_err());
+    // Nor a tabulated RDP curve (it does not determine a PLD).
+    let table = gpdp::RdpTable::of(
+        &PrivacyEvent::gp_release(fig3_params().check().unwrap(), Draws::ONE),
+        &gpdp::privacy::LEDGER_ORDERS,
+    )
+    .unwrap();
+    let tab = PrivacyEvent::Tabulated(table);
+    assert!(!acc.supports(&tab));
+    let e = acc.compose(tab).unwrap_err();
+    assert!(matches!(e, gpdp::Error::Unsupported(_)) && e.to_string().contains("tabulated"), "{e}");
     let (rel, draws) = fig3_release(1);
     for d in [0.0, 1.0, -0.5, f64::NAN] {
-        assert!(matches!(rel.epsilon(draws, d, Conversion::Pld), Err(gpdp::Error::InvalidParameter { .. })), "δ = {d}");
+        assert!(matches!(rel.epsilon(draws, d, Accounting::Pld), Err(gpdp::Error::InvalidParameter { .. })), "δ = {d}");
     }
     for e in [-1.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(rel.delta(draws, e, Conversion::Pld), Err(gpdp::Error::InvalidParameter { .. })), "ε = {e}");
+        assert!(matches!(rel.delta(draws, e, Accounting::Pld), Err(gpdp::Error::InvalidParameter { .. })), "ε = {e}");
     }
-    // pld is not an RDP conversion.
-    let mut acc = Accountant::new();
-    acc.compose(rel.clone(), draws);
-    let e = gpdp::privacy::epsilon_for_delta(&acc, 0.05, Conversion::Pld).unwrap_err();
-    assert!(matches!(e, gpdp::Error::Unsupported(_)), "{e}");
-    assert_eq!("pld".parse::<Conversion>().unwrap(), Conversion::Pld);
-    assert_eq!(Conversion::Pld.name(), "pld");
-    // A ledger budget cannot use pld.
-    let dir = std::env::temp_dir().join(format!("gpdp-pld-ledger-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut l = gpdp::ledger::Ledger::open(&dir.join("l.sqlite")).unwrap();
-    let e = l.init("d", 1.0, 1e-5, Conversion::Pld).unwrap_err();
-    assert!(matches!(e, gpdp::Error::Unsupported(_)) && e.to_string().contains("RDP"), "{e}");
-    drop(l);
-    let _ = std::fs::remove_dir_all(&dir);
+    // pld is not an RDP conversion: one library error wherever an RDP
+    // conversion is required (the ledger), and the same strings as before.
+    let why = "pld is a second accountant";
+    let e = "pld".parse::<Conversion>().unwrap_err();
+    assert!(
+        matches!(e, gpdp::Error::InvalidParameter { name: "conversion", .. }) && e.to_string().contains(why),
+        "{e}"
+    );
+    assert!(e.to_string().contains("the ledger composes the Rényi-DP curves"), "{e}");
+    assert_eq!(Conversion::try_from(Accounting::Pld).unwrap_err(), e);
+    assert_eq!(Conversion::try_from(Accounting::Rdp(Conversion::Paper)).unwrap(), Conversion::Paper);
+    assert_eq!("pld".parse::<Accounting>().unwrap(), Accounting::Pld);
+    assert_eq!(" Improved".parse::<Accounting>().unwrap(), Accounting::default());
+    assert_eq!("paper".parse::<Accounting>().unwrap(), Accounting::Rdp(Conversion::Paper));
+    assert!("gaussian".parse::<Accounting>().unwrap_err().to_string().contains("'improved', 'paper' or 'pld'"));
+    for a in [Accounting::Pld, Accounting::Rdp(Conversion::Paper), Accounting::Rdp(Conversion::Improved)] {
+        let j = serde_json::to_string(&a).unwrap();
+        assert_eq!(j, format!("\"{}\"", a.name()));
+        assert_eq!(serde_json::from_str::<Accounting>(&j).unwrap(), a);
+        assert_eq!(a.to_string().parse::<Accounting>().unwrap(), a);
+    }
+    assert_eq!(Accounting::Pld.name(), "pld");
+    // (A ledger budget takes a `Conversion` by type: pld cannot reach it.)
 }
 
 /// The report: JSON has the `pld` block; tables have the same `pld_*`
@@ -709,7 +738,7 @@ fn errors_are_typed_and_say_why() {
 #[test]
 fn report_says_which_accounting_was_used() {
     let (rel, draws) = fig3_release(3);
-    let pld = rel.epsilon(draws, 0.05, Conversion::Pld).unwrap();
+    let pld = rel.epsilon(draws, 0.05, Accounting::Pld).unwrap();
     let rdp = rel.epsilon(draws, 0.05, Conversion::Improved).unwrap();
     let v = serde_json::to_value(&pld).unwrap();
     assert_eq!(v["conversion"], "pld");
@@ -730,11 +759,11 @@ fn timing() {
         let (rel, draws) = fig3_release(l);
         for delta in [0.05, 1e-5] {
             let t = Instant::now();
-            let r = rel.epsilon(draws, delta, Conversion::Pld).unwrap();
+            let r = rel.epsilon(draws, delta, Accounting::Pld).unwrap();
             let first = t.elapsed();
             let t = Instant::now();
             for _ in 0..5 {
-                std::hint::black_box(rel.epsilon(draws, delta, Conversion::Pld).unwrap());
+                std::hint::black_box(rel.epsilon(draws, delta, Accounting::Pld).unwrap());
             }
             let again = t.elapsed() / 5;
             println!(

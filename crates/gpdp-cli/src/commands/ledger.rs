@@ -42,7 +42,7 @@ pub struct InitArgs {
     /// the budget: improved or paper (pld is refused: the ledger composes RDP
     /// curves).
     #[arg(long, value_name = "CONV", default_value = "improved")]
-    pub conversion: Conversion,
+    pub conversion: gpdp::Accounting,
     /// The ledger file (SQLite; created if missing). Keep it with the
     /// private data, outside anything you publish.
     #[arg(long, value_name = "FILE", default_value = DEFAULT_LEDGER)]
@@ -67,14 +67,10 @@ pub struct ShowArgs {
 pub fn run(cmd: LedgerCmd) -> Result<()> {
     match cmd {
         LedgerCmd::Init(a) => {
-            if a.conversion == Conversion::Pld {
-                // Refused before the ledger file is created (the library refuses too).
-                anyhow::bail!(
-                    "a ledger budget cannot use --conversion pld: the ledger composes the RDP curves of its releases and converts once (improved or paper); PLD accounting does not compose with them"
-                );
-            }
+            // The library's one refusal of pld, before the ledger file is created.
+            let conversion = Conversion::try_from(a.conversion)?;
             let mut l = Ledger::open(&a.ledger)?;
-            let b = l.init(&a.dataset, a.epsilon, a.delta, a.conversion)?;
+            let b = l.init(&a.dataset, a.epsilon, a.delta, conversion)?;
             println!(
                 "dataset {}: budget ε = {}, δ = {:e} ({} conversion) in {}",
                 quoted(&b.dataset),

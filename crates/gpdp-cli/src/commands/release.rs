@@ -574,10 +574,9 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         }
     }
     a.check_required()?;
-    if a.ledger.is_some() && a.model.conversion == Some(gpdp::Conversion::Pld) {
-        bail!(
-            "--conversion pld cannot be used with --ledger: the ledger composes the RDP curves of its releases with the budget's RDP conversion (improved or paper), and a PLD statement does not mix with them; drop --conversion pld (pld accounting is proven only for covariance-only releases, σ = inf, anyway)"
-        );
+    if let (Some(_), Some(acc)) = (&a.ledger, a.model.conversion) {
+        // The library's one refusal of pld where RDP curves are composed.
+        gpdp::Conversion::try_from(acc).map_err(|e| anyhow::anyhow!("--conversion with --ledger: {e}"))?;
     }
     let (Some(data_path), Some(out)) = (&a.data, &a.out) else { bail!("missing --data or --out") };
     let name = data_path.display().to_string();

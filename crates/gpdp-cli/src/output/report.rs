@@ -91,9 +91,11 @@ pub fn report_text(r: &PrivacyReport) -> String {
     let _ = writeln!(s, "  order α       {}   (admissible: 1 < α < {})", order(r.alpha), order(r.alpha_max));
     let _ = writeln!(s, "  RDP of all draws            {}", num6(r.rdp));
     let conv = match r.conversion {
-        gpdp::Conversion::Paper => "paper (Mironov 2017)",
-        gpdp::Conversion::Improved => "improved (Canonne–Kamath–Steinke 2020 / Balle et al. 2020)",
-        gpdp::Conversion::Pld => {
+        gpdp::Accounting::Rdp(gpdp::Conversion::Paper) => "paper (Mironov 2017)",
+        gpdp::Accounting::Rdp(gpdp::Conversion::Improved) => {
+            "improved (Canonne–Kamath–Steinke 2020 / Balle et al. 2020)"
+        }
+        gpdp::Accounting::Pld => {
             "pld: exact privacy-loss distribution of the dominating pair (docs/proofs/pld-covariance-only.md); the order/RDP lines above are the improved RDP conversion's, for comparison"
         }
     };
@@ -160,8 +162,9 @@ mod tests {
         assert_eq!(cell(&serde_json::json!("inf")), "inf");
         assert_eq!(cell(&serde_json::json!(0.05)), "0.05");
         let p = |n| ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), n, 1.0, 5.0);
-        let mut acc = gpdp::Accountant::new();
-        acc.compose(p(10).check().unwrap(), Draws::new(2).unwrap()).compose(p(20).check().unwrap(), Draws::ONE);
+        let mut acc = gpdp::RdpAccountant::new();
+        acc.compose_release(p(10).check().unwrap(), Draws::new(2).unwrap())
+            .compose_release(p(20).check().unwrap(), Draws::ONE);
         let r = acc.epsilon(0.05, gpdp::Conversion::Improved).unwrap();
         let t = report_text(&r);
         assert!(t.contains("2 composed releases (3 draws in all)"), "{t}");

@@ -116,7 +116,7 @@ impl StudyAccounting {
         let scale = gpdp::ResponseScale::Bound(release.response_bound);
         let mut p = MechanismParams::new(release, self.delta, scale);
         p.draws = draws;
-        p.conversion = self.conversion;
+        p.conversion = self.conversion.into();
         p.on_unbounded = OnUnbounded::Reject;
         p.check()
     }

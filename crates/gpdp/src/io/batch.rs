@@ -16,7 +16,7 @@ use crate::error::{Error, Result, fmt_value};
 use crate::model::domain::Domain;
 use crate::model::draws::Draws;
 use crate::model::kernel::{Kernel, KernelKind};
-use crate::privacy::{BoundChoice, Conversion, ReleaseParams, SensitivityChoice};
+use crate::privacy::{Accounting, BoundChoice, ReleaseParams, SensitivityChoice};
 
 /// The parameter columns a batch may have.
 pub const COLUMNS: [&str; 15] = [
@@ -76,7 +76,7 @@ pub struct BatchDefaults {
     /// ‖f*‖_H.
     pub rkhs_norm: Option<f64>,
     /// Conversion.
-    pub conversion: Option<Conversion>,
+    pub conversion: Option<Accounting>,
     /// The bound (tight or paper).
     pub bound: Option<BoundChoice>,
 }
@@ -89,7 +89,7 @@ pub struct BatchRow {
     /// L.
     pub draws: Draws,
     /// The conversion.
-    pub conversion: Conversion,
+    pub conversion: Accounting,
     /// ε for δ, or δ for ε.
     pub question: Question,
     /// The row's line in the file (1-based).

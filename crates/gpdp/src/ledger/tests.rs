@@ -42,8 +42,9 @@ fn composes_refuses_and_counts_reservations() {
     let (path, mut l) = temp_ledger("compose");
     let alone = params(2.0).check().unwrap().epsilon(Draws::ONE, 1e-5, Conversion::Improved).unwrap().epsilon;
     let two = {
-        let mut a = Accountant::new();
-        a.compose(params(2.0).check().unwrap(), Draws::ONE).compose(params(2.0).check().unwrap(), Draws::ONE);
+        let mut a = RdpAccountant::new();
+        a.compose_release(params(2.0).check().unwrap(), Draws::ONE)
+            .compose_release(params(2.0).check().unwrap(), Draws::ONE);
         a.epsilon(1e-5, Conversion::Improved).unwrap().epsilon
     };
     assert!(two < 2.0 * alone);
@@ -79,10 +80,10 @@ fn concurrent_reservations_never_exceed_the_budget() {
     l.init("d", budget, 1e-5, Conversion::Improved).unwrap();
     drop(l);
     // How many fit sequentially.
-    let mut acc = Accountant::new();
+    let mut acc = RdpAccountant::new();
     let mut fit = 0;
     loop {
-        acc.compose(params(2.0).check().unwrap(), Draws::ONE);
+        acc.compose_release(params(2.0).check().unwrap(), Draws::ONE);
         if acc.epsilon(1e-5, Conversion::Improved).unwrap().epsilon > budget {
             break;
         }

@@ -33,7 +33,7 @@
 //! without the private data and the generator is OS-seeded
 //! ([`ReleaseRng::from_os`]). Every call is a fresh release: k calls on the
 //! same data cost k times the budget (compose them with
-//! [`crate::privacy::Accountant`]).
+//! [`crate::privacy::RdpAccountant`]).
 
 mod lazy;
 mod progress;
@@ -49,14 +49,17 @@ use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 use crate::model::query::{CovariateLattice, Query};
 use crate::model::units::{ResponseRange, ResponseScale};
 use crate::posterior::Posterior;
-use crate::privacy::{Calibration, Conversion, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
+use crate::privacy::{Accounting, Calibration, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
 use crate::resources::{Need, check_memory};
 use crate::rng::ReleaseRng;
 use crate::sampling::{Process, Sampler, SamplerPlan, SamplerPolicy, StateSpaceSampler};
 
 pub use lazy::{LazyRelease, PosteriorSystem, PrivatePath};
 pub use progress::{NoProgress, Progress};
-pub use report::{CalibrationSummary, DataPolicySummary, HyperparameterSource, ReleaseReport, statement};
+pub use report::{
+    CalibrationSummary, DataPolicySummary, HyperparameterSource, NeighbouringRelation, REPORT_SCHEMA_VERSION,
+    ReleaseReport, statement,
+};
 
 /// The public description of a release, before it is checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,8 +70,9 @@ pub struct MechanismParams {
     pub draws: Draws,
     /// δ of the guarantee.
     pub delta: f64,
-    /// RDP → (ε, δ) conversion.
-    pub conversion: Conversion,
+    /// The accounting: the RDP accountant with a conversion ("improved",
+    /// "paper") or the PLD accountant ("pld").
+    pub conversion: Accounting,
     /// Clip or reject responses beyond M_Y.
     pub on_unbounded: OnUnbounded,
     /// Which exact sampler (chosen from public inputs).
@@ -103,7 +107,7 @@ impl MechanismParams {
             release,
             draws: Draws::ONE,
             delta,
-            conversion: Conversion::default(),
+            conversion: Accounting::default(),
             on_unbounded: OnUnbounded::default(),
             sampler: SamplerPolicy::default(),
             covariate_lattice: None,

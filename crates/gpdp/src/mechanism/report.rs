@@ -26,6 +26,42 @@ pub const RKHS_ASSUMPTION: &str = "Lemma B.8: every response is the noiseless va
 pub const JITTER_NOTE: &str =
     "independent N(0, jitter) noise added to every released value: data-free, post-processing";
 
+/// The version of the `report.json` schema ([`ReleaseReport::schema_version`]).
+///
+/// * 2 (gpdp 0.x, issue 23): adds `schema_version` and
+///   `neighbouring_relation`; `privacy.conversion` is the accounting
+///   ("improved", "paper" or "pld"), with the same strings as before.
+/// * 1: every report before `schema_version` existed (no such field).
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
+
+/// The neighbouring relation a guarantee is stated for: which pairs of
+/// datasets the (ε, δ) statement bounds the distinguishability of.
+/// Serialised as a string; today there is one relation (the paper's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[non_exhaustive]
+pub enum NeighbouringRelation {
+    /// Datasets of the same public size n that differ in one record
+    /// (covariates and response), "replace-one, n public".
+    #[default]
+    #[serde(rename = "replace-one, n public")]
+    ReplaceOne,
+}
+
+impl NeighbouringRelation {
+    /// The relation as reported.
+    pub fn name(self) -> &'static str {
+        match self {
+            NeighbouringRelation::ReplaceOne => "replace-one, n public",
+        }
+    }
+}
+
+impl std::fmt::Display for NeighbouringRelation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Where a release's hyperparameters (kernel, ℓ, σ and the ridge floor) came
 /// from, as the report states it. gpdp cannot verify that they were chosen
 /// without the private data; it records what the data holder used, and
@@ -130,6 +166,8 @@ pub struct SamplerReport {
 /// Everything publishable about one release.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReleaseReport {
+    /// The version of this schema ([`REPORT_SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// The version of gpdp that made the release.
     pub gpdp_version: &'static str,
     /// True only for draws from an OS-seeded generator.
@@ -141,6 +179,8 @@ pub struct ReleaseReport {
     pub warning: Option<String>,
     /// The generator.
     pub generator: String,
+    /// The neighbouring relation the guarantee holds for.
+    pub neighbouring_relation: NeighbouringRelation,
     /// The (ε, δ) statement with all its components.
     pub privacy: PrivacyReport,
     /// The calibration, if any.
@@ -187,11 +227,13 @@ impl ReleaseReport {
         let private = rng.is_private();
         let p = &m.params;
         ReleaseReport {
+            schema_version: REPORT_SCHEMA_VERSION,
             gpdp_version: env!("CARGO_PKG_VERSION"),
             private,
             statement: statement(&m.privacy, private),
             warning: rng.seed().map(|s| format!("generated with seed {s}: reproducible, NOT a private release")),
             generator: rng.describe(),
+            neighbouring_relation: NeighbouringRelation::ReplaceOne,
             privacy: m.privacy.clone(),
             calibration: m.calibration.clone(),
             data_policy: DataPolicySummary {

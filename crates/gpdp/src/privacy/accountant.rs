@@ -1,219 +1,91 @@
-//! Releases as composable events (docs/accountant.md).
+//! The RDP accountant: composes privacy events by adding their Rényi-DP
+//! curves order by order (docs/accountant.md).
 //!
-//! A [`Release`] describes one kind of posterior-sample release (kernel,
-//! domain, n, r, σ, η, response model) independently of any data; checking
-//! its [`ReleaseParams`] computes V̂_n and Δ̂_n once. An [`Accountant`] composes
-//! releases (each repeated L times: L independent draws, or L adaptive
-//! rounds such as Thompson sampling): RDP adds at each order α, and the
-//! composed curve is admissible for α below the smallest α_max. It then
-//! answers ε(δ) or δ(ε) with the optimal α ([`super::conversion`]) in a
-//! [`PrivacyReport`].
+//! # What is guaranteed
+//!
+//! If event i is (α, R_i(α))-RDP for every admissible α (one draw of a GP
+//! release: Theorem 3.1 / Prop. 2 and the tight bounds, repeated L times —
+//! independent draws or adaptively chosen rounds; a tabulated curve: its
+//! piecewise-constant reading), the composition is (α, Σ R_i(α))-RDP on the
+//! orders admissible for every event (RDP composition, Mironov 2017,
+//! Prop. 1). [`RdpAccountant::epsilon`] and [`RdpAccountant::delta`] convert
+//! that sum once, at the optimal order ([`super::conversion`]), and
+//! [`RdpAccountant::table`] tabulates it. Tabulated events on different
+//! grids compose: each is read as its own step function, which is a valid
+//! bound at every order.
+//!
+//! The accountant's memo tables (joint certificates, the order a
+//! conversion chose) live in an [`AccountingCache`] given by the caller
+//! ([`RdpAccountant::with_cache`]) or the shared bounded one; the values
+//! never depend on the cache.
 
-use crate::error::{Error, Result, positive};
-use crate::model::domain::Domain;
+use crate::error::{Error, Result};
 use crate::model::draws::Draws;
-use crate::model::kernel::Kernel;
-use crate::model::kernel::KernelKind;
-use crate::privacy::bounds::{
-    SensitivityBound, SensitivityChoice, SensitivityInputs, VarianceBound, check_n, sensitivity_bound, variance_bound,
-};
-use crate::privacy::conversion::{Conversion, delta_for_epsilon, epsilon_for_delta};
+use crate::privacy::cache::AccountingCache;
+use crate::privacy::conversion::{Accounting, Conversion, delta_for_epsilon, epsilon_for_delta};
 use crate::privacy::curve::RdpCurve;
-use crate::privacy::published::SensitivityConstants;
-use crate::privacy::rdp::{BoundChoice, CovarianceTerm, MeanTerm, RdpBound};
+use crate::privacy::event::PrivacyEvent;
+use crate::privacy::release::Release;
 use crate::privacy::report::{ComponentReport, PrivacyReport};
 use crate::privacy::rounding::ROUNDING_SLACK;
+use crate::privacy::table::{RdpTable, round_up_sum};
 
-/// The description of a release, before validation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReleaseParams {
-    /// The kernel k (normalised).
-    pub kernel: Kernel,
-    /// The covariate domain Ω.
-    pub domain: Domain,
-    /// Dataset size n ≥ 1.
-    pub n: usize,
-    /// Effective ridge r > 0.
-    pub ridge: f64,
-    /// Kernel scale σ > 0; `f64::INFINITY` for a covariance-only release.
-    pub scale: f64,
-    /// Added GP noise η ≥ 0 (Proposition 2).
-    pub gp_noise: f64,
-    /// Response bound M_Y > 0.
-    pub response_bound: f64,
-    /// Which sensitivity lemma.
-    pub sensitivity: SensitivityChoice,
-    /// ‖f*‖_H for Lemma B.8.
-    pub rkhs_norm: Option<f64>,
-    /// Which proven bound (default: the tight one).
-    pub bound: BoundChoice,
+/// Composes privacy events under RDP (see the module docs).
+#[derive(Debug, Clone)]
+pub struct RdpAccountant {
+    events: Vec<PrivacyEvent>,
+    cache: AccountingCache,
 }
 
-impl ReleaseParams {
-    /// Parameters with η = 0, M_Y = 1, automatic sensitivity, the tight bound.
-    pub fn new(kernel: Kernel, domain: Domain, n: usize, ridge: f64, scale: f64) -> Self {
-        ReleaseParams {
-            kernel,
-            domain,
-            n,
-            ridge,
-            scale,
-            gp_noise: 0.0,
-            response_bound: 1.0,
-            sensitivity: SensitivityChoice::Auto,
-            rkhs_norm: None,
-            bound: BoundChoice::Tight,
-        }
-    }
-
-    /// Validates the parameters and computes V̂_n and Δ̂_n.
-    pub fn check(&self) -> Result<Release> {
-        check_n(self.n)?;
-        crate::error::ridge(self.ridge)?;
-        crate::error::scale(self.scale)?;
-        crate::error::gp_noise(self.gp_noise)?;
-        positive("response bound M_Y", self.response_bound)?;
-        let variance = variance_bound(&self.kernel, &self.domain, self.n, self.ridge)?;
-        let inputs = SensitivityInputs {
-            n: self.n,
-            ridge: self.ridge,
-            v: variance.value,
-            response_bound: self.response_bound,
-            rkhs_norm: self.rkhs_norm,
-        };
-        if self.sensitivity.assumes_rkhs_responses() && self.rkhs_norm == Some(0.0) && self.scale.is_finite() {
-            return Err(Error::InvalidParameter {
-                name: "RKHS norm ‖f*‖",
-                value: "0".into(),
-                requirement: "> 0 for Lemma B.8 with a finite σ (a zero norm removes the mean term: that is the covariance-only bound, σ = inf, if that is what is meant)",
-            });
-        }
-        let sensitivity = sensitivity_bound(self.sensitivity, self.bound, &self.kernel, &self.domain, &inputs)?;
-        let bound = self.rdp_bound(variance.value, sensitivity.value)?;
-        Ok(Release { params: self.clone(), variance, sensitivity, bound, constants: SensitivityConstants::Proven })
-    }
-
-    /// The one-draw bound for V̂ and Δ̂ under [`ReleaseParams::bound`]: the
-    /// tight bound takes the signed covariance term, and — for the
-    /// exponential kernel on a one-dimensional domain without GP noise — the
-    /// bounded-mean refinement (Lemma B.6 holds there;
-    /// docs/proofs/tight-accountant.md).
-    fn rdp_bound(&self, v: f64, delta_n: f64) -> Result<RdpBound> {
-        let paper = RdpBound::new(v, delta_n, self.ridge, self.scale, self.gp_noise)?;
-        Ok(match self.bound {
-            BoundChoice::Paper => paper,
-            BoundChoice::Joint => {
-                let tight = ReleaseParams { bound: BoundChoice::Tight, ..self.clone() }.rdp_bound(v, delta_n)?;
-                if self.gp_noise != 0.0 || !self.scale.is_finite() {
-                    tight
-                } else {
-                    let lemma_b6 = self.kernel.kind() == KernelKind::Exponential && self.domain.dim() == 1;
-                    let problem = crate::privacy::joint::JointProblem::new(
-                        self.n,
-                        self.ridge,
-                        self.scale,
-                        self.response_bound,
-                        v,
-                        lemma_b6,
-                    )?;
-                    tight.with_joint(problem)?
-                }
-            }
-            BoundChoice::Tight => {
-                let b = paper.with_covariance(CovarianceTerm::Signed);
-                let lemma_b6 = self.kernel.kind() == KernelKind::Exponential && self.domain.dim() == 1;
-                if !lemma_b6 {
-                    b
-                } else if self.gp_noise == 0.0 {
-                    b.with_mean(MeanTerm::BoundedMean { response_bound: self.response_bound })?
-                } else {
-                    b.with_zero_noise_twin(self.response_bound)?
-                }
-            }
-        })
+impl Default for RdpAccountant {
+    fn default() -> Self {
+        RdpAccountant::new()
     }
 }
 
-/// A validated release description with its bounds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Release {
-    params: ReleaseParams,
-    variance: VarianceBound,
-    sensitivity: SensitivityBound,
-    bound: RdpBound,
-    /// Proven for every `Release` built by [`ReleaseParams::check`]; only the
-    /// study-only [`super::published::StudyRelease`] holds another value.
-    pub(crate) constants: SensitivityConstants,
-}
-
-impl Release {
-    /// The parameters.
-    pub fn params(&self) -> &ReleaseParams {
-        &self.params
-    }
-
-    /// V̂_n and its provenance.
-    pub fn variance_bound(&self) -> &VarianceBound {
-        &self.variance
-    }
-
-    /// Δ̂_n and its lemma.
-    pub fn sensitivity_bound(&self) -> &SensitivityBound {
-        &self.sensitivity
-    }
-
-    /// The single-draw RDP bound.
-    pub fn rdp_bound(&self) -> &RdpBound {
-        &self.bound
-    }
-
-    /// ε(δ) of `draws` independent draws of this release.
-    pub fn epsilon(&self, draws: Draws, delta: f64, conv: Conversion) -> Result<PrivacyReport> {
-        let mut acc = Accountant::new();
-        acc.compose(self.clone(), draws);
-        acc.epsilon(delta, conv)
-    }
-
-    /// δ(ε) of `draws` independent draws of this release.
-    pub fn delta(&self, draws: Draws, epsilon: f64, conv: Conversion) -> Result<PrivacyReport> {
-        let mut acc = Accountant::new();
-        acc.compose(self.clone(), draws);
-        acc.delta(epsilon, conv)
-    }
-
-    /// The same release with Δ̂ replaced (study-only published constants).
-    pub(crate) fn with_sensitivity(&self, value: f64, constants: SensitivityConstants) -> Result<Release> {
-        let bound = self.params.rdp_bound(self.variance.value, value)?;
-        Ok(Release {
-            params: self.params.clone(),
-            variance: self.variance.clone(),
-            sensitivity: SensitivityBound { value, lemma: self.sensitivity.lemma },
-            bound,
-            constants,
-        })
-    }
-}
-
-/// Composes releases under RDP.
-#[derive(Debug, Clone, Default)]
-pub struct Accountant {
-    events: Vec<(Release, Draws)>,
-}
-
-impl Accountant {
-    /// An accountant with nothing released yet.
+impl RdpAccountant {
+    /// An accountant with nothing composed yet, using the shared bounded
+    /// cache ([`AccountingCache::shared`]).
     pub fn new() -> Self {
-        Accountant::default()
+        RdpAccountant::with_cache(AccountingCache::shared().clone())
     }
 
-    /// Records `count` independent (or adaptively chosen) draws of `release`.
-    pub fn compose(&mut self, release: Release, count: Draws) -> &mut Self {
-        self.events.push((release, count));
+    /// An accountant with nothing composed yet, remembering its
+    /// intermediate results in `cache` (a handle: clones share the tables).
+    pub fn with_cache(cache: AccountingCache) -> Self {
+        RdpAccountant { events: Vec::new(), cache }
+    }
+
+    /// The cache this accountant uses.
+    pub fn cache(&self) -> &AccountingCache {
+        &self.cache
+    }
+
+    /// Whether this accountant can account `event`: GP releases and
+    /// tabulated RDP curves, i.e. every event kind defined today.
+    pub fn supports(&self, event: &PrivacyEvent) -> bool {
+        matches!(event, PrivacyEvent::GpRelease { .. } | PrivacyEvent::Tabulated(_))
+    }
+
+    /// Composes `event`; refused ([`Error::Unsupported`]) when
+    /// [`Self::supports`] is false.
+    pub fn compose(&mut self, event: PrivacyEvent) -> Result<&mut Self> {
+        if !self.supports(&event) {
+            return Err(Error::Unsupported(format!("the RDP accountant cannot account a {}", event.kind())));
+        }
+        self.events.push(event);
+        Ok(self)
+    }
+
+    /// Composes `draws` independent (or adaptively chosen) draws of
+    /// `release` (always supported).
+    pub fn compose_release(&mut self, release: Release, draws: Draws) -> &mut Self {
+        self.events.push(PrivacyEvent::GpRelease { release, draws });
         self
     }
 
-    /// The recorded events.
-    pub fn events(&self) -> &[(Release, Draws)] {
+    /// The composed events, in order.
+    pub fn events(&self) -> &[PrivacyEvent] {
         &self.events
     }
 
@@ -228,27 +100,45 @@ impl Accountant {
         Ok(())
     }
 
-    /// ε(δ) of everything composed so far, at the optimal order; with
-    /// [`Conversion::Pld`], by the PLD accountant ([`super::pld`]; σ = ∞ and
-    /// η = 0 for every release, else [`Error::Unsupported`]).
+    /// ε(δ) of everything composed so far, at the optimal order. The
+    /// report's `components` are the composed GP releases (tabulated
+    /// events enter `rdp` and ε, and have no component).
     pub fn epsilon(&self, delta: f64, conv: Conversion) -> Result<PrivacyReport> {
         self.check_nonempty()?;
-        if conv == Conversion::Pld {
-            return self.pld_epsilon(delta); // privacy/pld.rs
-        }
         let e = epsilon_for_delta(self, delta, conv)?;
-        Ok(self.report(e.epsilon, delta, e.alpha, e.rdp, conv, e.clamped))
+        Ok(self.report(e.epsilon, delta, e.alpha, e.rdp, conv.into(), e.clamped))
     }
 
-    /// δ(ε) of everything composed so far, at the optimal order; with
-    /// [`Conversion::Pld`], by the PLD accountant ([`super::pld`]).
+    /// δ(ε) of everything composed so far, at the optimal order.
     pub fn delta(&self, epsilon: f64, conv: Conversion) -> Result<PrivacyReport> {
         self.check_nonempty()?;
-        if conv == Conversion::Pld {
-            return self.pld_delta(epsilon); // privacy/pld.rs
-        }
         let d = delta_for_epsilon(self, epsilon, conv)?;
-        Ok(self.report(epsilon, d.delta, d.alpha, d.rdp, conv, false))
+        Ok(self.report(epsilon, d.delta, d.alpha, d.rdp, conv.into(), false))
+    }
+
+    /// The composed curve tabulated at `orders` (increasing, > 1): at each
+    /// order the certified composed RDP the conversion would use there,
+    /// floating-point allowance included, rounded up to the next double;
+    /// +∞ where the order is not admissible. Refused for an empty
+    /// accountant or invalid orders.
+    pub fn table(&self, orders: &[f64]) -> Result<RdpTable> {
+        self.check_nonempty()?;
+        // Validate the orders first (values are filled in below).
+        RdpTable::new(orders.to_vec(), vec![0.0; orders.len()])?;
+        let values = orders
+            .iter()
+            .map(|&a| match self.rdp(a - 1.0) {
+                // An exact value (a single table's, or zero) is kept; any
+                // computed one is rounded up past its allowance.
+                Some((r, err)) if err == 0.0 => r.max(0.0),
+                Some((r, err)) => {
+                    let v = r + err;
+                    if v.is_finite() { v.max(0.0).next_up() } else { f64::INFINITY }
+                }
+                None => f64::INFINITY,
+            })
+            .collect();
+        RdpTable::new(orders.to_vec(), values)
     }
 
     pub(crate) fn report(
@@ -257,17 +147,21 @@ impl Accountant {
         delta: f64,
         alpha: f64,
         rdp: f64,
-        conv: Conversion,
+        conv: Accounting,
         clamped: bool,
     ) -> PrivacyReport {
         let am1 = alpha - 1.0;
         let components = self
             .events
             .iter()
+            .filter_map(|e| match e {
+                PrivacyEvent::GpRelease { release, draws } => Some((release, draws)),
+                _ => None,
+            })
             .map(|(rel, count)| {
                 // α is admissible for every event, except in the vacuous δ = 1
                 // report, where no order was (α = 1): both terms are then ∞.
-                let terms = rel.bound.terms(am1);
+                let terms = rel.bound.terms_in(am1, &self.cache);
                 let (covariance_term, mean_term) =
                     terms.map_or((f64::INFINITY, f64::INFINITY), |t| (t.covariance, t.mean));
                 let mean_term_source = if terms.is_some_and(|t| t.without_gp_noise) {
@@ -316,39 +210,82 @@ impl Accountant {
     }
 }
 
-impl RdpCurve for Accountant {
+impl RdpTable {
+    /// The certified RDP of `event` at each of `orders` (increasing, > 1):
+    /// for a GP release, the bound the RDP accountant's conversion uses at
+    /// that order — L·ε_α with its floating-point allowance — rounded up to
+    /// the next double, +∞ where α is not admissible; for a tabulated
+    /// curve, its piecewise-constant reading ([`RdpTable::at`]). Every value
+    /// is an upper bound on the event's Rényi divergence at that order.
+    pub fn of(event: &PrivacyEvent, orders: &[f64]) -> Result<RdpTable> {
+        let mut acc = RdpAccountant::new();
+        acc.compose(event.clone())?;
+        acc.table(orders)
+    }
+}
+
+impl RdpCurve for RdpAccountant {
     fn am1_max(&self) -> f64 {
-        self.events.iter().map(|(r, _)| r.bound.am1_max()).fold(f64::INFINITY, f64::min)
+        self.events
+            .iter()
+            .map(|e| match e {
+                PrivacyEvent::GpRelease { release, .. } => release.bound.am1_max(),
+                PrivacyEvent::Tabulated(t) => t.am1_max(),
+            })
+            .fold(f64::INFINITY, f64::min)
     }
 
     fn rdp(&self, am1: f64) -> Option<(f64, f64)> {
         let mut total = 0.0;
         let mut err = 0.0;
-        for (rel, count) in &self.events {
-            let t = rel.bound.terms(am1)?;
-            let c = count.as_f64();
-            total += c * t.total();
-            err += c * t.err;
+        let mut tabulated = None;
+        for e in &self.events {
+            match e {
+                PrivacyEvent::GpRelease { release, draws } => {
+                    let t = release.bound.terms_in(am1, &self.cache)?;
+                    let c = draws.as_f64();
+                    total += c * t.total();
+                    err += c * t.err;
+                }
+                PrivacyEvent::Tabulated(t) => {
+                    let v = t.rdp(am1)?.0;
+                    tabulated = Some(tabulated.map_or(v, |s| round_up_sum(s, v)));
+                }
+            }
         }
-        Some((total, err + ROUNDING_SLACK * total.abs()))
+        Some(with_tabulated(total, err, tabulated))
     }
 
     fn rdp_closed(&self, am1: f64) -> Option<(f64, f64)> {
         let mut total = 0.0;
         let mut err = 0.0;
-        for (rel, count) in &self.events {
-            let t = rel.bound.with_no_joint().terms(am1)?;
-            let c = count.as_f64();
-            total += c * t.total();
-            err += c * t.err;
+        let mut tabulated = None;
+        for e in &self.events {
+            match e {
+                PrivacyEvent::GpRelease { release, draws } => {
+                    let t = release.bound.with_no_joint().terms_in(am1, &self.cache)?;
+                    let c = draws.as_f64();
+                    total += c * t.total();
+                    err += c * t.err;
+                }
+                PrivacyEvent::Tabulated(t) => {
+                    let v = t.rdp(am1)?.0;
+                    tabulated = Some(tabulated.map_or(v, |s| round_up_sum(s, v)));
+                }
+            }
         }
-        Some((total, err + ROUNDING_SLACK * total.abs()))
+        Some(with_tabulated(total, err, tabulated))
     }
 
     fn rdp_lower(&self, am1: f64) -> Option<f64> {
         let mut total = 0.0;
-        for (rel, count) in &self.events {
-            total += count.as_f64() * rel.bound.terms_lower(am1)?;
+        for e in &self.events {
+            total += match e {
+                PrivacyEvent::GpRelease { release, draws } => {
+                    draws.as_f64() * release.bound.terms_lower_in(am1, &self.cache)?
+                }
+                PrivacyEvent::Tabulated(t) => t.rdp(am1)?.0,
+            };
         }
         Some(total)
     }
@@ -356,30 +293,65 @@ impl RdpCurve for Accountant {
     fn fingerprint(&self) -> Option<u64> {
         use std::hash::Hasher;
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        for (rel, count) in &self.events {
-            rel.bound.fingerprint(&mut h);
-            h.write_u64(count.get());
+        for e in &self.events {
+            match e {
+                PrivacyEvent::GpRelease { release, draws } => {
+                    release.bound.fingerprint(&mut h);
+                    h.write_u64(draws.get());
+                }
+                PrivacyEvent::Tabulated(t) => {
+                    h.write_u8(0xff);
+                    t.fingerprint(&mut h);
+                }
+            }
         }
         Some(h.finish())
     }
 
     fn orders(&self) -> Vec<f64> {
-        let mut g: Vec<f64> = self
-            .events
-            .iter()
-            .filter_map(|(r, _)| r.bound.joint())
-            .flat_map(|p| crate::privacy::joint::order_grid(p.am1_max()).to_vec())
-            .collect();
+        let mut g: Vec<f64> = Vec::new();
+        for e in &self.events {
+            match e {
+                PrivacyEvent::GpRelease { release, .. } => {
+                    if let Some(p) = release.bound.joint() {
+                        g.extend(crate::privacy::joint::order_grid_in(p.am1_max(), &self.cache).iter());
+                    }
+                }
+                PrivacyEvent::Tabulated(t) => g.extend(t.am1s()),
+            }
+        }
         g.sort_by(f64::total_cmp);
         g.dedup();
         g
+    }
+
+    fn cache(&self) -> &AccountingCache {
+        &self.cache
+    }
+}
+
+/// The composed value and its error allowance: the GP releases' sum
+/// `total` with its error `err`, plus the rounding of that sum (as before
+/// tables existed); the tabulated events' sum, each addition rounded up (a
+/// single table's value is taken as it is, with no allowance); and, when
+/// both are present, the rounding of their sum.
+fn with_tabulated(total: f64, err: f64, tabulated: Option<f64>) -> (f64, f64) {
+    let gp = (total, err + ROUNDING_SLACK * total.abs());
+    match tabulated {
+        None => gp,
+        Some(t) if total == 0.0 && err == 0.0 => (t, 0.0),
+        Some(t) => {
+            let sum = gp.0 + t;
+            (sum, gp.1 + ROUNDING_SLACK * sum.abs())
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::kernel::KernelKind;
+    use crate::model::kernel::{Kernel, KernelKind};
+    use crate::privacy::release::ReleaseParams;
 
     fn d(l: u64) -> Draws {
         Draws::new(l).unwrap()
@@ -417,8 +389,8 @@ mod tests {
         );
         pb.gp_noise = 0.0;
         let b = pb.check().unwrap();
-        let mut acc = Accountant::new();
-        acc.compose(a.clone(), d(2)).compose(b.clone(), d(3));
+        let mut acc = RdpAccountant::new();
+        acc.compose_release(a.clone(), d(2)).compose_release(b.clone(), d(3));
         let rep = acc.epsilon(1e-5, Conversion::Improved).unwrap();
         let am1 = rep.alpha - 1.0;
         let want = 2.0 * a.rdp_bound().epsilon_alpha(am1) + 3.0 * b.rdp_bound().epsilon_alpha(am1);

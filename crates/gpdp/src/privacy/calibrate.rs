@@ -18,7 +18,7 @@
 //! in σ (τ̃ = σ²V/(σ²r² + η²(V + r²)) grows with σ while the mean term
 //! shrinks), so solving for σ with η > 0 is refused.
 //!
-//! With [`Conversion::Pld`] (covariance-only releases) only the ridge and
+//! With [`Accounting::Pld`] (covariance-only releases) only the ridge and
 //! the draws can be solved for: the exact δ(ε) of the dominating pair is
 //! non-decreasing in τ = V̂/r² and in L (docs/proofs/pld-covariance-only.md
 //! §5) and τ decreases in r (docs/accountant.md §8); the computed PLD bound
@@ -37,8 +37,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result, positive, unit_open};
 use crate::model::draws::Draws;
-use crate::privacy::accountant::ReleaseParams;
-use crate::privacy::conversion::Conversion;
+use crate::privacy::conversion::Accounting;
+use crate::privacy::release::ReleaseParams;
 use crate::privacy::report::PrivacyReport;
 
 /// Which parameter to solve for.
@@ -97,8 +97,8 @@ pub struct Target {
     pub epsilon: f64,
     /// δ ∈ (0, 1).
     pub delta: f64,
-    /// The conversion used to evaluate ε.
-    pub conversion: Conversion,
+    /// The accounting used to evaluate ε (field name kept: "conversion").
+    pub conversion: Accounting,
 }
 
 /// The solved value, the full report at it, and the evidence that it is
@@ -153,7 +153,7 @@ fn epsilon_or_inf(params: &ReleaseParams, draws: Draws, target: &Target) -> Resu
 pub fn calibrate(params: &ReleaseParams, draws: Draws, solve: Solve, target: Target) -> Result<Calibration> {
     positive("target ε", target.epsilon)?;
     unit_open("δ", target.delta)?;
-    if target.conversion == Conversion::Pld && matches!(solve, Solve::Scale | Solve::GpNoise) {
+    if target.conversion == Accounting::Pld && matches!(solve, Solve::Scale | Solve::GpNoise) {
         return Err(Error::Unsupported(format!(
             "{}: with --conversion pld solve for the ridge or the draws, not the {solve}",
             crate::privacy::pld::PLD_SCOPE
@@ -220,9 +220,9 @@ fn solve_decreasing(params: &ReleaseParams, draws: Draws, solve: Solve, target: 
     // (fast) meets the target under it too: start there, and stop the
     // bisection at a relative width of 10⁻³ (each joint evaluation is a cold
     // certification; the value returned always meets the target).
-    let joint = params.bound == crate::privacy::BoundChoice::Joint;
+    let joint = params.bound == crate::privacy::rdp::BoundChoice::Joint;
     let (start, rel_tol) = if joint {
-        let tight = ReleaseParams { bound: crate::privacy::BoundChoice::Tight, ..params.clone() };
+        let tight = ReleaseParams { bound: crate::privacy::rdp::BoundChoice::Tight, ..params.clone() };
         match solve_decreasing(&tight, draws, solve, target) {
             Ok(c) => (c.value, 1e-3),
             Err(_) => (start, 1e-3),
@@ -345,13 +345,14 @@ fn finish_draws(params: &ReleaseParams, target: Target, l: u64) -> Result<Calibr
 mod tests {
     use super::*;
     use crate::model::kernel::Kernel;
+    use crate::privacy::conversion::Conversion;
 
     fn base() -> ReleaseParams {
         ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 100, 1.0, 1.0)
     }
 
     fn target(e: f64) -> Target {
-        Target { epsilon: e, delta: 1e-5, conversion: Conversion::Improved }
+        Target { epsilon: e, delta: 1e-5, conversion: Conversion::Improved.into() }
     }
 
     #[test]

@@ -34,8 +34,9 @@ use crate::error::{Error, Result, fmt_value, unit_open};
 use crate::privacy::curve::RdpCurve;
 use crate::privacy::rounding::ROUNDING_SLACK;
 
-/// Which RDP → (ε, δ) conversion to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+/// Which RDP → (ε, δ) conversion to use. Both are valid at every order;
+/// they differ only in tightness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Conversion {
     /// Mironov (2017), Prop. 3: ε = R + log(1/δ)/(α−1). The paper's choice.
@@ -43,20 +44,14 @@ pub enum Conversion {
     /// Canonne–Kamath–Steinke (2020) / Balle et al. (2020): tighter.
     #[default]
     Improved,
-    /// Not an RDP conversion: exact privacy-loss-distribution accounting of
-    /// the dominating pair, for covariance-only releases only (σ = ∞, η = 0;
-    /// [`super::pld`], docs/proofs/pld-covariance-only.md). The functions of
-    /// this module refuse it; [`super::Accountant`] dispatches it.
-    Pld,
 }
 
 impl Conversion {
-    /// "paper", "improved" or "pld".
+    /// "paper" or "improved".
     pub fn name(self) -> &'static str {
         match self {
             Conversion::Paper => "paper",
             Conversion::Improved => "improved",
-            Conversion::Pld => "pld",
         }
     }
 }
@@ -67,19 +62,118 @@ impl fmt::Display for Conversion {
     }
 }
 
+/// Why "pld" is refused where an RDP conversion is required (the ledger).
+pub const PLD_IS_NOT_A_CONVERSION: &str = "'improved' or 'paper': pld is a second accountant (privacy-loss distributions of covariance-only releases), not a conversion of a Rényi-DP curve, and the ledger composes the Rényi-DP curves of its releases and converts them once";
+
 impl FromStr for Conversion {
     type Err = Error;
+    /// "paper" (or "mironov"), "improved" (or "cks", "balle"), any case;
+    /// "pld" is refused with [`PLD_IS_NOT_A_CONVERSION`].
     fn from_str(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "paper" | "mironov" => Ok(Conversion::Paper),
             "improved" | "cks" | "balle" => Ok(Conversion::Improved),
-            "pld" => Ok(Conversion::Pld),
+            "pld" => Err(Error::InvalidParameter {
+                name: "conversion",
+                value: s.to_string(),
+                requirement: PLD_IS_NOT_A_CONVERSION,
+            }),
             _ => Err(Error::InvalidParameter {
                 name: "conversion",
                 value: s.to_string(),
-                requirement: "'improved', 'paper' or 'pld'",
+                requirement: "'improved' or 'paper'",
             }),
         }
+    }
+}
+
+/// The user's choice of accountant (CLI `--conversion`, the server's and
+/// Python's `conversion`): the RDP accountant with a conversion, or the PLD
+/// accountant. Written with the same strings as before the split:
+/// "improved" (the default), "paper", "pld".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accounting {
+    /// [`super::accountant::RdpAccountant`] with this conversion.
+    Rdp(Conversion),
+    /// [`super::pld_accountant::PldAccountant`] (covariance-only releases).
+    Pld,
+}
+
+impl Default for Accounting {
+    fn default() -> Self {
+        Accounting::Rdp(Conversion::Improved)
+    }
+}
+
+impl From<Conversion> for Accounting {
+    fn from(c: Conversion) -> Self {
+        Accounting::Rdp(c)
+    }
+}
+
+impl TryFrom<Accounting> for Conversion {
+    type Error = Error;
+    /// The RDP conversion of an accounting choice; "pld" is refused with the
+    /// same error as parsing "pld" as a [`Conversion`]
+    /// ([`PLD_IS_NOT_A_CONVERSION`]): the one refusal of PLD where an RDP
+    /// curve is composed (the ledger).
+    fn try_from(a: Accounting) -> Result<Conversion> {
+        match a {
+            Accounting::Rdp(c) => Ok(c),
+            Accounting::Pld => "pld".parse(),
+        }
+    }
+}
+
+impl Accounting {
+    /// "improved", "paper" or "pld".
+    pub fn name(self) -> &'static str {
+        match self {
+            Accounting::Rdp(c) => c.name(),
+            Accounting::Pld => "pld",
+        }
+    }
+
+    /// The RDP conversion, or `None` for PLD.
+    pub fn conversion(self) -> Option<Conversion> {
+        match self {
+            Accounting::Rdp(c) => Some(c),
+            Accounting::Pld => None,
+        }
+    }
+}
+
+impl fmt::Display for Accounting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Accounting {
+    type Err = Error;
+    /// "pld", or any spelling [`Conversion`] accepts.
+    fn from_str(s: &str) -> Result<Self> {
+        if s.trim().eq_ignore_ascii_case("pld") {
+            return Ok(Accounting::Pld);
+        }
+        s.parse::<Conversion>().map(Accounting::Rdp).map_err(|_| Error::InvalidParameter {
+            name: "conversion",
+            value: s.to_string(),
+            requirement: "'improved', 'paper' or 'pld'",
+        })
+    }
+}
+
+impl serde::Serialize for Accounting {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Accounting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -91,8 +185,7 @@ pub(crate) fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> 
             let c = -log_delta / am1;
             (r + c, ROUNDING_SLACK * c.abs())
         }
-        // Pld never gets here: the public functions refuse it.
-        Conversion::Improved | Conversion::Pld => {
+        Conversion::Improved => {
             let a = (am1 / (1.0 + am1)).ln();
             let b = (log_delta + log_alpha) / am1;
             (r + a - b, ROUNDING_SLACK * (a.abs() + (log_delta.abs() + log_alpha) / am1 + 1.0))
@@ -104,8 +197,7 @@ pub(crate) fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> 
 fn log_delta_at(conv: Conversion, r: f64, am1: f64, eps: f64) -> (f64, f64) {
     match conv {
         Conversion::Paper => (am1 * (r - eps), ROUNDING_SLACK * am1 * (r.abs() + eps)),
-        // Pld never gets here: the public functions refuse it.
-        Conversion::Improved | Conversion::Pld => {
+        Conversion::Improved => {
             let log_alpha = am1.ln_1p();
             let a = (am1 / (1.0 + am1)).ln();
             let v = am1 * (r - eps + a) - log_alpha;
@@ -269,16 +361,6 @@ fn snap<C: RdpCurve + ?Sized>(curve: &C, am1: f64) -> Option<(f64, f64, (f64, f6
     None
 }
 
-/// [`Conversion::Pld`] converts no RDP curve.
-fn refuse_pld(conv: Conversion) -> Result<()> {
-    if conv == Conversion::Pld {
-        return Err(Error::Unsupported(
-            "pld is not an RDP conversion: it accounts composed releases directly (Accountant::epsilon/delta)".into(),
-        ));
-    }
-    Ok(())
-}
-
 /// The result of an ε(δ) evaluation.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct EpsilonAt {
@@ -290,13 +372,6 @@ pub struct EpsilonAt {
     pub rdp: f64,
     /// Whether the conversion was negative and ε = 0 is reported.
     pub clamped: bool,
-}
-
-/// The order chosen for a curve fingerprint, δ and conversion (grid curves).
-fn chosen_orders() -> &'static std::sync::Mutex<std::collections::HashMap<[u64; 3], (f64, bool)>> {
-    type Chosen = std::sync::Mutex<std::collections::HashMap<[u64; 3], (f64, bool)>>;
-    static CHOSEN: std::sync::OnceLock<Chosen> = std::sync::OnceLock::new();
-    CHOSEN.get_or_init(|| std::sync::Mutex::new(std::collections::HashMap::new()))
 }
 
 /// At most this many orders of a certified curve ([`RdpCurve::orders`]) are
@@ -352,7 +427,6 @@ fn certified_search<C: RdpCurve + ?Sized>(
 /// ε(δ) = min over admissible α of the conversion (see the module docs).
 pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conversion) -> Result<EpsilonAt> {
     unit_open("δ", delta)?;
-    refuse_pld(conv)?;
     let log_delta = delta.ln();
     let am1_max = curve.am1_max();
     let obj = |am1: f64| match curve.rdp(am1) {
@@ -361,7 +435,7 @@ pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conv
     };
     let orders = curve.orders();
     let remembered = curve.fingerprint().map(|f| [f, delta.to_bits(), conv as u64]);
-    let chosen = remembered.and_then(|k| chosen_orders().lock().ok().and_then(|m| m.get(&k).copied()));
+    let chosen = remembered.and_then(|k| curve.cache().chosen(&k));
     let (am1, best, closed) = if orders.is_empty() {
         let (a, v) = minimise_over_order(am1_max, obj);
         (a, v, false)
@@ -377,9 +451,7 @@ pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conv
         // form's optimum (every value taken is an upper bound).
         let found = certified_search(curve, &orders, |a, r| epsilon_at(conv, r, a, log_delta).0);
         if let (Some(k), true) = (remembered, found.1.is_finite()) {
-            if let Ok(mut m) = chosen_orders().lock() {
-                m.insert(k, (found.0, found.2));
-            }
+            curve.cache().put_chosen(k, (found.0, found.2));
         }
         found
     };
@@ -426,7 +498,6 @@ pub const MAX_EPSILON: f64 = 1e100;
 /// order α > 1 is admissible in double precision, the only valid statement
 /// is the vacuous δ = 1 (reported with α = 1 and R = ∞).
 pub fn delta_for_epsilon<C: RdpCurve + ?Sized>(curve: &C, epsilon: f64, conv: Conversion) -> Result<DeltaAt> {
-    refuse_pld(conv)?;
     if !(epsilon.is_finite() && (0.0..=MAX_EPSILON).contains(&epsilon)) {
         return Err(Error::InvalidParameter {
             name: "ε",

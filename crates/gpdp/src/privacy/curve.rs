@@ -1,7 +1,10 @@
 //! The interface between the bounds and the conversion: an RDP curve
 //! R(α) on its admissible orders, with a floating-point error bound at each.
-//! [`super::rdp::RdpBound`] (one draw) and [`super::accountant::Accountant`]
-//! (composed releases) implement it; [`super::conversion`] consumes it.
+//! [`super::rdp::RdpBound`] (one draw), [`super::accountant::RdpAccountant`]
+//! (composed events) and [`super::table::RdpTable`] (a tabulated curve)
+//! implement it; [`super::conversion`] consumes it.
+
+use crate::privacy::cache::AccountingCache;
 
 /// An RDP curve R(α) on the admissible orders 1 < α < 1 + `am1_max()`.
 pub trait RdpCurve {
@@ -39,5 +42,12 @@ pub trait RdpCurve {
     /// (every value is still recomputed, so this only saves the search).
     fn fingerprint(&self) -> Option<u64> {
         None
+    }
+
+    /// Where the conversion remembers the order it chose for a curve with
+    /// a [`Self::fingerprint`] (bounded; never changes a value). By default
+    /// the shared cache.
+    fn cache(&self) -> &AccountingCache {
+        AccountingCache::shared()
     }
 }

@@ -60,15 +60,11 @@
 //! δ ∉ (0, 1), ε < 0 or not finite, τ < 0 or not finite, no events, or a
 //! composition too large for `max_fft_len`.
 
-use rustfft::FftPlanner;
-use rustfft::num_complex::Complex64;
-use serde::Serialize;
-
 use crate::error::{Error, Result, fmt_value, unit_open};
 use crate::model::draws::Draws;
-use crate::privacy::accountant::Accountant;
-use crate::privacy::conversion::{Conversion, minimise_over_order};
-use crate::privacy::report::PrivacyReport;
+use crate::privacy::conversion::minimise_over_order;
+use rustfft::FftPlanner;
+use rustfft::num_complex::Complex64;
 
 /// Unit roundoff of f64.
 const U: f64 = f64::EPSILON / 2.0;
@@ -86,8 +82,10 @@ const TAIL_FLOOR: f64 = 1e-280;
 /// and cos/sin add about one ulp each.
 const TWIDDLE_ERR: f64 = 16.0 * U;
 
-/// The method, as reported.
-pub const METHOD: &str = "pessimistic PLD of the dominating pair N(0, diag(1/(1+τ), 1)) vs N(0, diag(1, 1/(1+τ))) per draw, FFT composition (docs/proofs/pld-covariance-only.md)";
+pub use crate::privacy::report::{PLD_METHOD as METHOD, PldReport};
+
+/// Why a release cannot be accounted by the PLD.
+pub const PLD_SCOPE: &str = "pld accounting is proven only for covariance-only releases (σ = inf, gp-noise 0)";
 
 /// One covariance-only release in the PLD accountant.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,48 +112,6 @@ pub struct PldOptions {
 impl Default for PldOptions {
     fn default() -> Self {
         PldOptions { grid_factor: 0.01, tail_fraction: 1e-5, max_fft_len: 1 << 21 }
-    }
-}
-
-/// How a PLD statement was computed: part of the privacy report.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct PldReport {
-    /// What was computed.
-    pub method: &'static str,
-    /// The grid width h of the privacy loss.
-    pub grid_width: f64,
-    /// Number of grid points of the composed privacy loss.
-    pub support_points: usize,
-    /// FFT length.
-    pub fft_len: usize,
-    /// The exponential tilt θ applied before the FFT.
-    pub tilt: f64,
-    /// The largest χ²₁ tail mass of a truncated factor.
-    pub tail_mass_per_factor: f64,
-    /// Mass put at +∞ (counted fully in δ): Σ L·p_∞, rounded up.
-    pub infinity_mass: f64,
-    /// Mass moved up to the lower cut-off (already in the distribution; a
-    /// pessimistic move, so not added to δ).
-    pub lower_truncation_mass: f64,
-    /// The floating-point allowance added to δ at the reported ε (erf/erfc
-    /// values and edges, tilt, FFT, powers, untilt, final sum).
-    pub float_slack: f64,
-    /// The certified δ at the reported ε (≤ the target δ for ε(δ)).
-    pub delta_bound: f64,
-    /// For comparison: the improved RDP conversion's ε at the same δ (ε(δ)
-    /// statements; set by the accountant, `None` if it has none).
-    pub rdp_epsilon: Option<f64>,
-    /// For comparison: the improved RDP conversion's δ at the same ε (δ(ε)
-    /// statements; set by the accountant).
-    pub rdp_delta: Option<f64>,
-}
-
-/// The field names of [`PldReport`] as serialised (the `pld_<field>` table
-/// columns of a report without PLD).
-pub(crate) fn report_field_names() -> Vec<String> {
-    match serde_json::to_value(trivial_report()) {
-        Ok(serde_json::Value::Object(o)) => o.into_iter().map(|(k, _)| k).collect(),
-        _ => Vec::new(),
     }
 }
 
@@ -660,20 +616,7 @@ fn active(events: &[PldEvent]) -> Result<Vec<PldEvent>> {
 }
 
 fn trivial_report() -> PldReport {
-    PldReport {
-        method: METHOD,
-        grid_width: 0.0,
-        support_points: 1,
-        fft_len: 0,
-        tilt: 0.0,
-        tail_mass_per_factor: 0.0,
-        infinity_mass: 0.0,
-        lower_truncation_mass: 0.0,
-        float_slack: 0.0,
-        delta_bound: 0.0,
-        rdp_epsilon: None,
-        rdp_delta: None,
-    }
+    PldReport::trivial()
 }
 
 /// The number of 1-D factors 2ΣL_i.
@@ -756,60 +699,6 @@ fn check_options(opts: &PldOptions) -> Result<()> {
         });
     }
     Ok(())
-}
-
-/// Why a release cannot be accounted by the PLD.
-pub const PLD_SCOPE: &str = "pld accounting is proven only for covariance-only releases (σ = inf, gp-noise 0)";
-
-impl Accountant {
-    /// The composed releases as PLD events, τ = V̂/r² rounded up (the exact
-    /// δ(ε) is non-decreasing in τ, docs/proofs/pld-covariance-only.md §5);
-    /// refused unless every release has σ = ∞ and η = 0.
-    fn pld_events(&self) -> Result<Vec<PldEvent>> {
-        self.events()
-            .iter()
-            .enumerate()
-            .map(|(i, (rel, draws))| {
-                let p = rel.params();
-                if p.scale.is_finite() || p.gp_noise != 0.0 {
-                    return Err(Error::Unsupported(format!(
-                        "{PLD_SCOPE}; release {} has σ = {} and gp-noise η = {} (use --conversion improved)",
-                        i + 1,
-                        fmt_value(p.scale),
-                        fmt_value(p.gp_noise)
-                    )));
-                }
-                // V̂/r² in floating point is within 2u (relative) of the
-                // exact quotient; enlarge by 4u and one ulp.
-                let tau = rel.variance_bound().value / (p.ridge * p.ridge);
-                let tau = if tau > 0.0 { (tau * (1.0 + 4.0 * U)).next_up() } else { 0.0 };
-                Ok(PldEvent { tau, draws: *draws })
-            })
-            .collect()
-    }
-
-    /// ε(δ) by the PLD accountant (dispatched from [`Accountant::epsilon`]).
-    pub(crate) fn pld_epsilon(&self, delta: f64) -> Result<PrivacyReport> {
-        let events = self.pld_events()?;
-        let s = epsilon_for_delta(&events, delta, &PldOptions::default())?;
-        // The RDP route, for the report's order fields and for comparison.
-        let rdp = crate::privacy::conversion::epsilon_for_delta(self, delta, Conversion::Improved).ok();
-        let (alpha, r) = rdp.map_or((1.0, f64::INFINITY), |e| (e.alpha, e.rdp));
-        let mut report = self.report(s.epsilon, delta, alpha, r, Conversion::Pld, false);
-        report.pld = Some(PldReport { rdp_epsilon: rdp.map(|e| e.epsilon), ..s.report });
-        Ok(report)
-    }
-
-    /// δ(ε) by the PLD accountant (dispatched from [`Accountant::delta`]).
-    pub(crate) fn pld_delta(&self, epsilon: f64) -> Result<PrivacyReport> {
-        let events = self.pld_events()?;
-        let s = delta_for_epsilon(&events, epsilon, &PldOptions::default())?;
-        let rdp = crate::privacy::conversion::delta_for_epsilon(self, epsilon, Conversion::Improved).ok();
-        let (alpha, r) = rdp.map_or((1.0, f64::INFINITY), |d| (d.alpha, d.rdp));
-        let mut report = self.report(epsilon, s.delta, alpha, r, Conversion::Pld, false);
-        report.pld = Some(PldReport { rdp_delta: rdp.map(|d| d.delta), ..s.report });
-        Ok(report)
-    }
 }
 
 #[cfg(test)]

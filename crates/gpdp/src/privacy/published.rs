@@ -17,77 +17,19 @@
 //! Nothing: a [`StudyRelease`] with [`SensitivityConstants::Published`]
 //! reports the number the authors' code would report. It is a separate type
 //! from [`Release`]: it cannot be composed into an
-//! [`super::accountant::Accountant`], and no mechanism can be built from it.
+//! [`super::accountant::RdpAccountant`], and no mechanism can be built from it.
 //! Every report it makes says `"sensitivity_constants": "published"`, and
 //! every output made from it must carry [`PUBLISHED_LABEL`].
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::Serialize;
-
 use crate::error::{Error, Result};
 use crate::model::draws::Draws;
-use crate::privacy::accountant::{Accountant, Release, ReleaseParams};
+use crate::privacy::accountant::RdpAccountant;
 use crate::privacy::bounds::Lemma;
+pub use crate::privacy::constants::{PUBLISHED_LABEL, SensitivityConstants};
 use crate::privacy::conversion::Conversion;
 use crate::privacy::rdp::BoundChoice;
+use crate::privacy::release::{Release, ReleaseParams};
 use crate::privacy::report::PrivacyReport;
-
-/// The label every output computed with [`SensitivityConstants::Published`]
-/// must carry.
-pub const PUBLISHED_LABEL: &str = "reproduces the published tables; not a proven guarantee";
-
-/// The constants of the Δ̂_n bounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SensitivityConstants {
-    /// The lemmas as proved (a valid guarantee). Every release uses these.
-    #[default]
-    Proven,
-    /// The authors' code: Δ̂ of Lemmas B.1 and B.7 divided by √2. Reproduces
-    /// the published tables; not a proven guarantee; studies only.
-    Published,
-}
-
-impl SensitivityConstants {
-    /// "proven" or "published".
-    pub fn name(self) -> &'static str {
-        match self {
-            SensitivityConstants::Proven => "proven",
-            SensitivityConstants::Published => "published",
-        }
-    }
-
-    /// The warning label outputs must carry, if any.
-    pub fn label(self) -> Option<&'static str> {
-        match self {
-            SensitivityConstants::Proven => None,
-            SensitivityConstants::Published => Some(PUBLISHED_LABEL),
-        }
-    }
-}
-
-impl fmt::Display for SensitivityConstants {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for SensitivityConstants {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "proven" => Ok(SensitivityConstants::Proven),
-            "published" => Ok(SensitivityConstants::Published),
-            _ => Err(Error::InvalidParameter {
-                name: "sensitivity constants",
-                value: s.to_string(),
-                requirement: "'proven' or 'published'",
-            }),
-        }
-    }
-}
 
 /// A release description accounted with a study's choice of constants.
 /// With [`SensitivityConstants::Proven`] it reports exactly what
@@ -144,8 +86,8 @@ impl StudyRelease {
 
     /// ε(δ) of `draws` draws with these constants.
     pub fn epsilon(&self, draws: Draws, delta: f64, conv: Conversion) -> Result<PrivacyReport> {
-        let mut acc = Accountant::new();
-        acc.compose(self.release.clone(), draws);
+        let mut acc = RdpAccountant::new();
+        acc.compose_release(self.release.clone(), draws);
         acc.epsilon(delta, conv)
     }
 }

@@ -36,6 +36,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, Result, non_negative};
+use crate::privacy::cache::AccountingCache;
 use crate::privacy::rounding::ROUNDING_SLACK;
 
 /// Which proven bound the accountant uses.
@@ -393,11 +394,18 @@ impl RdpBound {
         if self.tau == 0.0 { f64::INFINITY } else { 1.0 / self.tau }
     }
 
-    /// The two terms at order α = 1 + am1, or `None` if α is not admissible.
+    /// The two terms at order α = 1 + am1, or `None` if α is not admissible
+    /// (joint certificates remembered in the shared cache).
     pub fn terms(&self, am1: f64) -> Option<RdpTerms> {
-        let own = self.own_terms(am1);
+        self.terms_in(am1, AccountingCache::shared())
+    }
+
+    /// [`Self::terms`], with joint certificates remembered in `cache` (the
+    /// values do not depend on the cache).
+    pub fn terms_in(&self, am1: f64, cache: &AccountingCache) -> Option<RdpTerms> {
+        let own = self.own_terms(am1, cache);
         let Some(m_y) = self.zero_noise_twin else { return own };
-        match (own, self.twin(m_y).own_terms(am1)) {
+        match (own, self.twin(m_y).own_terms(am1, cache)) {
             (Some(a), Some(b)) if b.total() + b.err < a.total() + a.err => {
                 Some(RdpTerms { without_gp_noise: true, ..b })
             }
@@ -406,7 +414,7 @@ impl RdpBound {
         }
     }
 
-    fn own_terms(&self, am1: f64) -> Option<RdpTerms> {
+    fn own_terms(&self, am1: f64, cache: &AccountingCache) -> Option<RdpTerms> {
         let x = am1 * self.tau;
         if !(am1 > 0.0) || !(x < 1.0) {
             return None;
@@ -445,7 +453,7 @@ impl RdpBound {
         let err = cov_err + ROUNDING_SLACK * mean * cond;
         if let Some(problem) = &self.joint {
             // A certified upper bound (outward rounding): no further slack.
-            if let Some(j) = super::joint::joint_rdp(problem, am1) {
+            if let Some(j) = crate::privacy::joint::joint_rdp_in(problem, am1, cache) {
                 if j < covariance + mean + err {
                     return Some(RdpTerms {
                         covariance,
@@ -463,9 +471,14 @@ impl RdpBound {
     /// bound, the smaller of the closed-form total and the joint problem's
     /// largest value at a grid of points (not certified); otherwise the total.
     pub fn terms_lower(&self, am1: f64) -> Option<f64> {
-        let Some(problem) = &self.joint else { return self.terms(am1).map(|t| t.total()) };
-        let closed = self.with_no_joint().terms(am1)?.total();
-        Some(super::joint::joint_rdp_estimate(problem, am1).map_or(closed, |e| e.min(closed)))
+        self.terms_lower_in(am1, AccountingCache::shared())
+    }
+
+    /// [`Self::terms_lower`], with the estimates remembered in `cache`.
+    pub fn terms_lower_in(&self, am1: f64, cache: &AccountingCache) -> Option<f64> {
+        let Some(problem) = &self.joint else { return self.terms_in(am1, cache).map(|t| t.total()) };
+        let closed = self.with_no_joint().terms_in(am1, cache)?.total();
+        Some(crate::privacy::joint::joint_rdp_estimate_in(problem, am1, cache).map_or(closed, |e| e.min(closed)))
     }
 
     /// Feeds every field that determines the bound's values into `h` (for

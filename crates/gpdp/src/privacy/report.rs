@@ -15,9 +15,8 @@ use serde_json::Value;
 
 use crate::model::draws::Draws;
 use crate::privacy::bounds::Lemma;
-use crate::privacy::conversion::Conversion;
-use crate::privacy::pld::PldReport;
-use crate::privacy::published::SensitivityConstants;
+use crate::privacy::constants::SensitivityConstants;
+use crate::privacy::conversion::Accounting;
 use crate::privacy::rdp::BoundChoice;
 
 /// One composed release in a [`PrivacyReport`].
@@ -92,8 +91,9 @@ pub struct PrivacyReport {
     /// δ = 1, α = 1, when no order α > 1 is admissible).
     #[serde(serialize_with = "ser_maybe_inf")]
     pub rdp: f64,
-    /// The conversion used.
-    pub conversion: Conversion,
+    /// The accounting used: "improved" or "paper" (the RDP accountant with
+    /// that conversion) or "pld" (the PLD accountant).
+    pub conversion: Accounting,
     /// True when the conversion was negative and ε = 0 is reported.
     pub epsilon_clamped_at_zero: bool,
     /// With `conversion = pld`: ε (or δ) comes from the PLD accountant, and
@@ -141,7 +141,7 @@ impl PrivacyReport {
                 // Always the same columns (`pld_<field>`), null when not used.
                 let fields: Vec<(String, Value)> = match v {
                     Value::Object(o) => o.into_iter().collect(),
-                    _ => crate::privacy::pld::report_field_names().into_iter().map(|f| (f, Value::Null)).collect(),
+                    _ => report_field_names().into_iter().map(|f| (f, Value::Null)).collect(),
                 };
                 out.extend(fields.into_iter().map(|(f, v)| (format!("pld_{f}"), v)));
             } else {
@@ -164,6 +164,71 @@ impl PrivacyReport {
             }
         }
         out
+    }
+}
+
+/// The PLD accountant's method, as reported.
+pub const PLD_METHOD: &str = "pessimistic PLD of the dominating pair N(0, diag(1/(1+τ), 1)) vs N(0, diag(1, 1/(1+τ))) per draw, FFT composition (docs/proofs/pld-covariance-only.md)";
+
+/// How a PLD statement was computed: part of the privacy report.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PldReport {
+    /// What was computed.
+    pub method: &'static str,
+    /// The grid width h of the privacy loss.
+    pub grid_width: f64,
+    /// Number of grid points of the composed privacy loss.
+    pub support_points: usize,
+    /// FFT length.
+    pub fft_len: usize,
+    /// The exponential tilt θ applied before the FFT.
+    pub tilt: f64,
+    /// The largest χ²₁ tail mass of a truncated factor.
+    pub tail_mass_per_factor: f64,
+    /// Mass put at +∞ (counted fully in δ): Σ L·p_∞, rounded up.
+    pub infinity_mass: f64,
+    /// Mass moved up to the lower cut-off (already in the distribution; a
+    /// pessimistic move, so not added to δ).
+    pub lower_truncation_mass: f64,
+    /// The floating-point allowance added to δ at the reported ε (erf/erfc
+    /// values and edges, tilt, FFT, powers, untilt, final sum).
+    pub float_slack: f64,
+    /// The certified δ at the reported ε (≤ the target δ for ε(δ)).
+    pub delta_bound: f64,
+    /// For comparison: the improved RDP conversion's ε at the same δ (ε(δ)
+    /// statements; set by the accountant, `None` if it has none).
+    pub rdp_epsilon: Option<f64>,
+    /// For comparison: the improved RDP conversion's δ at the same ε (δ(ε)
+    /// statements; set by the accountant).
+    pub rdp_delta: Option<f64>,
+}
+
+impl PldReport {
+    /// The report of a composition without privacy loss (every τ = 0).
+    pub(crate) fn trivial() -> PldReport {
+        PldReport {
+            method: PLD_METHOD,
+            grid_width: 0.0,
+            support_points: 1,
+            fft_len: 0,
+            tilt: 0.0,
+            tail_mass_per_factor: 0.0,
+            infinity_mass: 0.0,
+            lower_truncation_mass: 0.0,
+            float_slack: 0.0,
+            delta_bound: 0.0,
+            rdp_epsilon: None,
+            rdp_delta: None,
+        }
+    }
+}
+
+/// The field names of [`PldReport`] as serialised (the `pld_<field>` table
+/// columns of a report without PLD).
+pub(crate) fn report_field_names() -> Vec<String> {
+    match serde_json::to_value(PldReport::trivial()) {
+        Ok(serde_json::Value::Object(o)) => o.into_iter().map(|(k, _)| k).collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -24,11 +24,12 @@
 //! branch and bound with outward rounding (§6, [`super::interval`]).
 
 use rayon::prelude::*;
-use std::collections::{BinaryHeap, HashMap};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::BinaryHeap;
+use std::sync::Arc;
 
-use super::interval::{Dual, Iv, Num};
 use crate::error::{Error, Result};
+use crate::privacy::cache::AccountingCache;
+use crate::privacy::interval::{Dual, Iv, Num};
 
 /// The public constants of the two-point problem of one release.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -627,11 +628,6 @@ pub fn certified_sup(p: &JointProblem, am1: f64) -> Certified {
     Certified { upper: top.max(found).max(pruned), found, boxes }
 }
 
-fn cache() -> &'static Mutex<HashMap<[u64; 8], Certified>> {
-    static CACHE: OnceLock<Mutex<HashMap<[u64; 8], Certified>>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
 /// The cache key of (problem, α, kind): kind 0 certified, 1 estimate.
 fn key_of(p: &JointProblem, am1: f64, kind: u64) -> [u64; 8] {
     [
@@ -658,17 +654,22 @@ pub fn certificates_computed_here() -> usize {
     CERTIFIED_HERE.with(|c| c.get())
 }
 
-/// [`certified_sup`], cached per (problem, α) for the life of the process.
+/// [`certified_sup`], remembered per (problem, α) in the shared bounded
+/// cache ([`AccountingCache::shared`]).
 pub fn certified_sup_cached(p: &JointProblem, am1: f64) -> Certified {
+    certified_sup_in(p, am1, AccountingCache::shared())
+}
+
+/// [`certified_sup`], remembered per (problem, α) in `cache` (a
+/// deterministic function of its key: the cache never changes the value).
+pub fn certified_sup_in(p: &JointProblem, am1: f64, cache: &AccountingCache) -> Certified {
     let key = key_of(p, am1, 0);
-    if let Some(c) = cache().lock().ok().and_then(|m| m.get(&key).copied()) {
-        return c;
+    if let Some((upper, found, boxes)) = cache.certified(&key) {
+        return Certified { upper, found, boxes };
     }
     CERTIFIED_HERE.with(|c| c.set(c.get() + 1));
     let c = certified_sup(p, am1);
-    if let Ok(mut m) = cache().lock() {
-        m.insert(key, c);
-    }
+    cache.put_certified(key, (c.upper, c.found, c.boxes));
     c
 }
 
@@ -676,15 +677,16 @@ pub fn certified_sup_cached(p: &JointProblem, am1: f64) -> Certified {
 /// of (0, am1_max); between grid points the next one up is used (Rényi
 /// divergences are non-decreasing in α, so this is an upper bound; §6).
 pub fn order_grid(am1_max: f64) -> Arc<Vec<f64>> {
-    static GRIDS: OnceLock<Mutex<HashMap<u64, Arc<Vec<f64>>>>> = OnceLock::new();
-    let grids = GRIDS.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(g) = grids.lock().ok().and_then(|m| m.get(&am1_max.to_bits()).cloned()) {
+    order_grid_in(am1_max, AccountingCache::shared())
+}
+
+/// [`order_grid`], remembered in `cache`.
+pub fn order_grid_in(am1_max: f64, cache: &AccountingCache) -> Arc<Vec<f64>> {
+    if let Some(g) = cache.grid(am1_max.to_bits()) {
         return g;
     }
     let g = Arc::new(make_order_grid(am1_max));
-    if let Ok(mut m) = grids.lock() {
-        m.insert(am1_max.to_bits(), g.clone());
-    }
+    cache.put_grid(am1_max.to_bits(), g.clone());
     g
 }
 
@@ -712,9 +714,14 @@ fn make_order_grid(am1_max: f64) -> Vec<f64> {
 /// The certified joint RDP of one draw at α = 1 + am1 (the next grid order
 /// up), or `None` beyond the grid.
 pub fn joint_rdp(p: &JointProblem, am1: f64) -> Option<f64> {
-    let grid = order_grid(p.am1_max());
+    joint_rdp_in(p, am1, AccountingCache::shared())
+}
+
+/// [`joint_rdp`] with the certificates remembered in `cache`.
+pub fn joint_rdp_in(p: &JointProblem, am1: f64, cache: &AccountingCache) -> Option<f64> {
+    let grid = order_grid_in(p.am1_max(), cache);
     let g = *grid.get(grid.partition_point(|&g| g < am1))?;
-    let c = certified_sup_cached(p, g);
+    let c = certified_sup_in(p, g, cache);
     c.upper.is_finite().then_some(c.upper)
 }
 
@@ -766,29 +773,27 @@ fn grid_max(p: &JointProblem, am1: f64) -> f64 {
     grid_maxima(p, &[am1])[0]
 }
 
-/// Per-problem tables of estimates, one per grid order.
-type Table = HashMap<[u64; 8], Arc<Vec<f64>>>;
-
 /// The largest divergence at the points of `grid_max` at the next grid
 /// order up from α = 1 + am1: a value ≤ the supremum (up to rounding), used
 /// only to choose which orders to certify. Computed for the whole grid at
-/// once and cached per problem.
+/// once and remembered per problem in the shared cache.
 pub fn joint_rdp_estimate(p: &JointProblem, am1: f64) -> Option<f64> {
-    static ESTIMATES: OnceLock<Mutex<Table>> = OnceLock::new();
-    let grid = order_grid(p.am1_max());
+    joint_rdp_estimate_in(p, am1, AccountingCache::shared())
+}
+
+/// [`joint_rdp_estimate`] with the table remembered in `cache`.
+pub fn joint_rdp_estimate_in(p: &JointProblem, am1: f64, cache: &AccountingCache) -> Option<f64> {
+    let grid = order_grid_in(p.am1_max(), cache);
     let k = grid.partition_point(|&g| g < am1);
     if k >= grid.len() {
         return None;
     }
-    let table = ESTIMATES.get_or_init(|| Mutex::new(HashMap::new()));
     let key = key_of(p, 0.0, 1);
-    let est = match table.lock().ok().and_then(|m| m.get(&key).cloned()) {
+    let est = match cache.estimates(&key) {
         Some(e) => e,
         None => {
             let e = Arc::new(grid_maxima(p, &grid));
-            if let Ok(mut m) = table.lock() {
-                m.insert(key, e.clone());
-            }
+            cache.put_estimates(key, e.clone());
             e
         }
     };

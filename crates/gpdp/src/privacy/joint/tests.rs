@@ -151,7 +151,7 @@ fn acceptance_values_of_the_joint_bound() {
 #[test]
 fn calibration_with_the_joint_bound_meets_its_target() {
     let t = std::time::Instant::now();
-    let target = Target { epsilon: 3.0, delta: 0.05, conversion: Conversion::Improved };
+    let target = Target { epsilon: 3.0, delta: 0.05, conversion: Conversion::Improved.into() };
     let c = crate::privacy::calibrate(&fig3(5.0), Draws::ONE, Solve::Ridge, target).unwrap();
     assert!(c.report.epsilon <= 3.0 && c.report.epsilon > 2.9, "{c:?}");
     let tight = crate::privacy::calibrate(
