@@ -46,7 +46,7 @@ use crate::model::kernel::{Kernel, KernelKind};
 use crate::model::policy::OnUnbounded;
 use crate::model::query::{CovariateLattice, parse_counts};
 use crate::model::units::{ResponseRange, ResponseScale};
-use crate::privacy::{BoundChoice, Conversion, ReleaseParams, SensitivityChoice, Solve};
+use crate::privacy::{Accounting, BoundChoice, ReleaseParams, SensitivityChoice, Solve};
 use crate::sampling::auto::SamplerPolicy;
 
 /// Version of the spec's schema (stored with a spec in the ledger).
@@ -134,7 +134,7 @@ pub struct ReleaseSpec {
     /// Accounting: improved (default), paper or pld.
     #[serde(default, skip_serializing_if = "is_default", with = "text")]
     #[schemars(schema_with = "conversion_schema")]
-    pub conversion: Conversion,
+    pub conversion: Accounting,
     /// Sampler: auto (default), dense, lattice or state-space (chosen from public inputs).
     #[serde(default, skip_serializing_if = "is_default", with = "text")]
     #[schemars(schema_with = "sampler_schema")]
@@ -221,7 +221,7 @@ impl ReleaseSpec {
             rkhs_norm: None,
             assume_rkhs_responses: false,
             bound: BoundChoice::default(),
-            conversion: Conversion::default(),
+            conversion: Accounting::default(),
             sampler: SamplerPolicy::default(),
             covariate_lattice: None,
             snap: None,
