@@ -534,7 +534,8 @@ mod tests {
 
     #[test]
     fn every_study_config_round_trips_through_serde() {
-        for study in [Study::Excursion1d(excursion1d()), Study::Excursion2d(excursion2d()), Study::MiaSweep(mia_sweep())]
+        for study in
+            [Study::Excursion1d(excursion1d()), Study::Excursion2d(excursion2d()), Study::MiaSweep(mia_sweep())]
         {
             let bytes = cbor(&study);
             let back: Study = ciborium::from_reader(&bytes[..]).unwrap();
@@ -637,7 +638,10 @@ mod tests {
         let other_study = ShardFile::<Study, Study2dResult>::new(Study::Excursion2d(excursion2d()), sh, 2, vec![]);
         let mixed = vec![files[0].clone(), ("2d/shard.cbor".into(), to_bytes(&other_study).unwrap())];
         let e = merge_files(&mixed).unwrap_err().to_string();
-        assert!(e.contains("2d/shard.cbor is a shard of excursion 2d, but shard-0/shard.cbor is a shard of mia sweep"), "{e}");
+        assert!(
+            e.contains("2d/shard.cbor is a shard of excursion 2d, but shard-0/shard.cbor is a shard of mia sweep"),
+            "{e}"
+        );
         let e = merge_files(&files[..1]).unwrap_err().to_string();
         assert!(e.contains("missing shard(s) 1/2"), "{e}");
         assert!(merge_files(&[]).is_err());

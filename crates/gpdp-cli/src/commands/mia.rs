@@ -7,7 +7,9 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use gpdp::privacy::Conversion;
 use gpdp::{BoundChoice, Draws};
-use gpdp_experiments::mia::{Design, MeanSd, MiaConfig, MiaResult, Summary, SweepRow, release_privacy, run_mia, sweep_shard};
+use gpdp_experiments::mia::{
+    Design, MeanSd, MiaConfig, MiaResult, Summary, SweepRow, release_privacy, run_mia, sweep_shard,
+};
 use gpdp_experiments::shard::{SHARD_FILE, Shard, ShardFile, to_bytes};
 use gpdp_experiments::study::{MiaSweepStudy, Study};
 use indicatif::{ProgressBar, ProgressStyle};
