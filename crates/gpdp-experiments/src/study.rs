@@ -319,6 +319,8 @@ impl MiaSweepStudy {
 /// A sharded study and its settings: what a shard file records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
+// One value per run or shard file: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Study {
     /// `excursion 1d`.
     Excursion1d(Excursion1dStudy),
@@ -345,6 +347,8 @@ pub type StudyShard<T> = ShardFile<Study, T>;
 /// The merged results of a sharded study, typed per study, with the study's
 /// configuration: everything its writer needs.
 #[derive(Debug, Clone)]
+// One value per merge: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum MergedStudy {
     /// `excursion 1d`: one result per (n, M_ξ), in unit order.
     Excursion1d {
@@ -556,7 +560,8 @@ mod tests {
     #[test]
     fn study_configs_refuse_unknown_fields_and_bad_names() {
         let v = Value::serialized(&Study::Excursion2d(excursion2d())).unwrap();
-        let with = |edit: &dyn Fn(&mut Vec<(Value, Value)>)| {
+        type Fields = Vec<(Value, Value)>;
+        let with = |edit: &dyn Fn(&mut Fields)| {
             let mut v = v.clone();
             let Value::Map(outer) = &mut v else { panic!() };
             let Value::Map(fields) = &mut outer[0].1 else { panic!() };
