@@ -1,6 +1,8 @@
-//! Shard files of `gpdp merge` (`gpdp_experiments::shard::from_bytes`, for
-//! the result types of the three sharded studies), then `merge` on what was
-//! accepted. Any input gives a shard file or an error, never a panic.
+//! Shard files of `gpdp merge` (`gpdp_experiments::shard::from_bytes`, with
+//! the typed `Study` settings and the result types of the three sharded
+//! studies), then `merge` on what was accepted, and the library's
+//! `study::merge_files` (which dispatches on the recorded study) on the raw
+//! bytes. Any input gives a shard file or an error, never a panic.
 //!
 //! The first input byte selects the study's result type and the mode: the
 //! rest of the input is either a whole file (mostly refused by the envelope
@@ -14,6 +16,7 @@ use gpdp_experiments::excursion::study1d::Study1dOutcome;
 use gpdp_experiments::excursion::study2d::Study2dResult;
 use gpdp_experiments::mia::SweepRow;
 use gpdp_experiments::shard::{ShardFile, from_bytes, merge, study_of, to_bytes};
+use gpdp_experiments::study::{Study, merge_files};
 use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -33,16 +36,17 @@ fn envelope(payload: &[u8]) -> Vec<u8> {
 }
 
 fn check<T: Serialize + DeserializeOwned>(bytes: &[u8]) {
-    let accepted: Result<ShardFile<T>, _> = from_bytes("fuzz.cbor", bytes);
-    let study = study_of("fuzz.cbor", bytes);
+    let accepted: Result<ShardFile<Study, T>, _> = from_bytes("fuzz.cbor", bytes);
+    let study = study_of::<Study>("fuzz.cbor", bytes);
+    let _ = merge_files(&[("fuzz.cbor".to_string(), bytes.to_vec())]);
     let Ok(f) = accepted else {
         // study_of reads the same envelope: it may accept a file whose
         // results are not of type T, never the other way round.
         return;
     };
-    assert_eq!(study.as_deref().ok(), Some(f.study.as_str()), "study_of refused an accepted file");
+    assert_eq!(study.ok().as_ref(), Some(&f.study), "study_of refused an accepted file");
     let once = to_bytes(&f).unwrap();
-    let back: ShardFile<T> = from_bytes("again.cbor", &once).unwrap();
+    let back: ShardFile<Study, T> = from_bytes("again.cbor", &once).unwrap();
     assert_eq!(to_bytes(&back).unwrap(), once, "re-encoding is not deterministic");
     let _ = merge(vec![("fuzz.cbor".to_string(), f)]);
 }

@@ -294,7 +294,7 @@ run_study() {
   other+=(--seed 7)
   "$GPDP" "${other[@]}" --shard 3/$TASKS --out "$d/seed7-shard-3" > "$W/logs/$s-seed7.log" 2>&1 ||
     fail "$s: shard 3 with --seed 7 failed (log: $W/logs/$s-seed7.log)"
-  must_fail "$s: gpdp merge, shard 3 of a run with another --seed" "" "$GPDP" merge --out "$d/bad5" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$d/seed7-shard-3"
+  must_fail "$s: gpdp merge, shard 3 of a run with another --seed" ".seed = 7, where the first has" "$GPDP" merge --out "$d/bad5" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$d/seed7-shard-3"
   # a corrupted shard file (one flipped bit in its last byte, inside the last value; then a
   # byte appended) is refused by its checksum, naming the file
   cp -r "$sh/shard-1" "$d/flipped-1"
@@ -304,7 +304,7 @@ run_study() {
   printf 'x' >> "$d/appended-1/shard.cbor"
   must_fail "$s: gpdp merge, a byte appended to shard 1" "trailing byte(s)" "$GPDP" merge --out "$d/bad7" "$sh/shard-0" "$d/appended-1" "$sh/shard-2" "$sh/shard-3"
   if [[ -n ${PREV_SHARDS:-} ]]; then
-    must_fail "$s: gpdp merge, shard 3 of another study" "" "$GPDP" merge --out "$d/bad4" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$PREV_SHARDS/shard-3"
+    must_fail "$s: gpdp merge, shard 3 of another study" "is a shard of" "$GPDP" merge --out "$d/bad4" "$sh/shard-0" "$sh/shard-1" "$sh/shard-2" "$PREV_SHARDS/shard-3"
   fi
   # a manifest mismatch (same SHARDS, other parameters) is refused by the task itself
   must_fail "$s: a task with other parameters on the same SHARDS" "another sweep" \

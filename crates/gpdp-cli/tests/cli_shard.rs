@@ -91,6 +91,8 @@ fn merged_mia_sweep_shards_equal_the_unsharded_sweep() {
     gpdp(&args);
     let e = refused(&strings(&["merge", "--out", &out, &dir(0), &dir(1), other.to_str().unwrap(), &dir(3)]));
     assert!(e.contains("not shards of one run"), "{e}");
+    // The shard records the study's typed settings: the refusal names the setting.
+    assert!(e.contains("has setting mia_sweep.seed = 9, where the first has 0"), "{e}");
     let e = refused(&strings(&["merge", "--out", &out, t.path().join("full").to_str().unwrap()]));
     assert!(e.contains("not a shard folder"), "{e}");
     let e = refused(&strings(&["mia", "sweep", "--shard", "4/4", "--out", &out]));
@@ -153,6 +155,37 @@ fn merged_excursion_2d_shards_equal_the_unsharded_study() {
         "1",
     ];
     sharded_equals_unsharded(&["excursion", "2d"], &flags, 2);
+}
+
+/// The envelope of a shard file of format `gpdp-shard/2` (CBOR by hand:
+/// a map of "format", "sha256" and "payload"; the format is checked before
+/// the checksum, so the payload may be empty).
+fn format2_envelope() -> Vec<u8> {
+    let text = |t: &str| [&[0x60 + t.len() as u8][..], t.as_bytes()].concat();
+    let mut b = vec![0xa3];
+    b.extend(text("format"));
+    b.extend(text("gpdp-shard/2"));
+    b.extend(text("sha256"));
+    b.extend([0x58, 32]);
+    b.extend([0u8; 32]);
+    b.extend(text("payload"));
+    b.push(0x40);
+    b
+}
+
+#[test]
+fn a_shard_of_format_2_is_refused_as_written_by_an_older_gpdp() {
+    let t = tempfile::tempdir().unwrap();
+    let old = t.path().join("old-shard");
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::write(old.join("shard.cbor"), format2_envelope()).unwrap();
+    let out = t.path().join("merged");
+    let e = refused(&strings(&["merge", "--out", out.to_str().unwrap(), old.to_str().unwrap()]));
+    let file = old.join("shard.cbor").display().to_string();
+    assert!(e.contains(&format!("{file}: a shard file of format \"gpdp-shard/2\", written by an older gpdp")), "{e}");
+    assert!(e.contains("re-run the study's shards with this gpdp"), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    assert!(!out.exists(), "nothing is written on refusal");
 }
 
 /// A change made to a shard file.

@@ -12,5 +12,6 @@ pub mod mia;
 pub mod plume;
 pub mod realdata;
 pub mod shard;
+pub mod study;
 
 pub use error::{Error, Result};

@@ -6,11 +6,17 @@
 //! unit's own index), never on which other units run in the same process.
 //! Shard I of N owns the units u with u mod N = I (round robin, so shards
 //! get similar mixes of small and large units). Each shard writes a
-//! [`ShardFile`]: the study, its arguments, the gpdp version, N, I and its
-//! units' results, with a SHA-256 checksum of all of it ([`to_bytes`]), so
-//! that a corrupted file is refused rather than merged. [`merge`] checks that the files are exactly the N shards
-//! of one run and returns every unit's result in unit order — from which the
-//! study writes the same outputs as the unsharded run, byte for byte.
+//! [`ShardFile`]: the study's typed settings (`crate::study::Study`, every
+//! setting that determines the results — never the command line that gave
+//! them), the gpdp version, N, I and its units' results, with a SHA-256
+//! checksum of all of it ([`to_bytes`]), so that a corrupted file is refused
+//! rather than merged. [`merge`] checks that the files are exactly the N
+//! shards of one run and returns every unit's result in unit order — from
+//! which the study writes the same outputs as the unsharded run, byte for
+//! byte (`crate::study::merge_files` does this per study).
+//!
+//! This module knows nothing of the studies: it is generic over the study's
+//! settings `S` and the results `T`.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -72,21 +78,27 @@ impl FromStr for Shard {
 
 /// The format tag of shard files (and of their payload).
 ///
-/// Version 2 added the checksum: a file of version 1 is refused (re-run the
-/// shard with this gpdp; shards of different gpdp versions never merge).
-pub const FORMAT: &str = "gpdp-shard/2";
+/// Version 2 added the checksum; version 3 records the study's typed
+/// settings instead of its command-line arguments. A file of an older
+/// version is refused with a message saying that an older gpdp wrote it and
+/// the shard must be re-run (shards of different gpdp versions never merge
+/// anyway).
+pub const FORMAT: &str = "gpdp-shard/3";
 
-/// What one shard writes (`shard.cbor`; see [`to_bytes`] for the layout).
+/// The name of the shard file in a shard's output folder.
+pub const SHARD_FILE: &str = "shard.cbor";
+
+/// What one shard writes ([`SHARD_FILE`]; see [`to_bytes`] for the layout):
+/// the study's settings `S` and the results `T` of its units.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShardFile<T> {
+#[serde(deny_unknown_fields)]
+pub struct ShardFile<S, T> {
     /// [`FORMAT`].
     pub format: String,
     /// The gpdp version that ran it (shards of different versions are refused).
     pub gpdp_version: String,
-    /// The study, e.g. `mia sweep`.
-    pub study: String,
-    /// The study's arguments (without the output folder and the shard).
-    pub args: Vec<String>,
+    /// The study and every setting that determines its results.
+    pub study: S,
     /// I.
     pub index: usize,
     /// N.
@@ -97,14 +109,13 @@ pub struct ShardFile<T> {
     pub results: Vec<(usize, T)>,
 }
 
-impl<T> ShardFile<T> {
-    /// The file of `shard`'s results.
-    pub fn new(study: &str, args: Vec<String>, shard: Shard, units: usize, results: Vec<(usize, T)>) -> Self {
+impl<S, T> ShardFile<S, T> {
+    /// The file of `shard`'s results of `study`.
+    pub fn new(study: S, shard: Shard, units: usize, results: Vec<(usize, T)>) -> Self {
         ShardFile {
             format: FORMAT.into(),
             gpdp_version: env!("CARGO_PKG_VERSION").into(),
-            study: study.into(),
-            args,
+            study,
             index: shard.index,
             count: shard.count,
             units,
@@ -122,7 +133,7 @@ const KEYS: [&str; 3] = ["format", "sha256", "payload"];
 /// (CBOR: every f64 round-trips exactly, including ±∞ and NaN, which JSON
 /// cannot hold). The checksum makes any change of the payload — a flipped
 /// bit in a value, a truncation — detectable by [`from_bytes`].
-pub fn to_bytes<T: Serialize>(f: &ShardFile<T>) -> Result<Vec<u8>> {
+pub fn to_bytes<S: Serialize, T: Serialize>(f: &ShardFile<S, T>) -> Result<Vec<u8>> {
     let write_err = |e: ciborium::ser::Error<std::io::Error>| Error::Shard(format!("writing a shard file: {e}"));
     let mut payload = Vec::new();
     ciborium::into_writer(f, &mut payload).map_err(write_err)?;
@@ -173,9 +184,7 @@ fn payload<'a>(name: &str, bytes: &[u8], envelope: &'a mut Value) -> Result<&'a 
         _ => None,
     });
     if let Some(other) = format.filter(|f| *f != FORMAT) {
-        return Err(Error::Shard(format!(
-            "{name}: a shard file of format {other:?}, but this gpdp reads {FORMAT:?} — re-run this shard with this gpdp"
-        )));
+        return Err(Error::Shard(other_format(name, other)));
     }
     let [(k0, Value::Text(_)), (k1, Value::Bytes(digest)), (k2, Value::Bytes(payload))] = &entries[..] else {
         return Err(malformed());
@@ -195,13 +204,32 @@ fn payload<'a>(name: &str, bytes: &[u8], envelope: &'a mut Value) -> Result<&'a 
     Ok(payload)
 }
 
+/// The message refusing a shard file of format `other` (not [`FORMAT`]).
+fn other_format(name: &str, other: &str) -> String {
+    let version = other.strip_prefix("gpdp-shard/").and_then(|v| v.parse::<u64>().ok());
+    let current: u64 = FORMAT["gpdp-shard/".len()..].parse().expect("FORMAT ends in a number");
+    match version {
+        Some(v) if v < current => format!(
+            "{name}: a shard file of format {other:?}, written by an older gpdp (before {FORMAT:?}, shards recorded the study's command-line arguments rather than its settings); this gpdp reads only {FORMAT:?} — re-run the study's shards with this gpdp"
+        ),
+        Some(_) => format!(
+            "{name}: a shard file of format {other:?}, written by a newer gpdp; this gpdp reads only {FORMAT:?} — merge with the gpdp that ran the shards"
+        ),
+        None => format!("{name}: a file of format {other:?}, not a gpdp shard file ({FORMAT:?})"),
+    }
+}
+
 /// A shard file from its bytes; `name` (the file) is for messages. Refuses
 /// anything but a file written by [`to_bytes`] of this format: trailing
 /// bytes, a wrong checksum (so any flipped bit of the payload), another
-/// format, or a payload that is not a shard of results of type `T`.
-pub fn from_bytes<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<ShardFile<T>> {
+/// format, or a payload that is not a shard of settings `S` and results of
+/// type `T`.
+pub fn from_bytes<S: serde::de::DeserializeOwned, T: serde::de::DeserializeOwned>(
+    name: &str,
+    bytes: &[u8],
+) -> Result<ShardFile<S, T>> {
     let mut envelope = Value::Null;
-    let f: ShardFile<T> = decode_exact(name, payload(name, bytes, &mut envelope)?, "payload")?;
+    let f: ShardFile<S, T> = decode_exact(name, payload(name, bytes, &mut envelope)?, "payload")?;
     if f.format != FORMAT {
         return Err(Error::Shard(format!("{name}: not a gpdp shard file (format {:?})", f.format)));
     }
@@ -210,8 +238,65 @@ pub fn from_bytes<T: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> R
 
 /// The study a shard file belongs to (checking the file as [`from_bytes`]
 /// does, without decoding its results).
-pub fn study_of(name: &str, bytes: &[u8]) -> Result<String> {
-    Ok(from_bytes::<serde::de::IgnoredAny>(name, bytes)?.study)
+pub fn study_of<S: serde::de::DeserializeOwned>(name: &str, bytes: &[u8]) -> Result<S> {
+    Ok(from_bytes::<S, serde::de::IgnoredAny>(name, bytes)?.study)
+}
+
+/// A CBOR value in words for messages (numbers as numbers, text quoted).
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Integer(i) => i128::from(*i).to_string(),
+        Value::Float(x) => x.to_string(),
+        Value::Text(t) => format!("{t:?}"),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "none".into(),
+        Value::Array(items) => format!("[{}]", items.iter().map(describe).collect::<Vec<_>>().join(", ")),
+        Value::Map(entries) => format!(
+            "{{{}}}",
+            entries.iter().map(|(k, v)| format!("{}: {}", describe(k), describe(v))).collect::<Vec<_>>().join(", ")
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The first setting in which `a` and `b` differ, as (path, value in `a`,
+/// value in `b`): the path names the keys from the outside in, e.g.
+/// `excursion_1d.seed`. `None` if they are equal.
+fn first_difference(a: &Value, b: &Value) -> Option<(String, String, String)> {
+    if a == b {
+        return None;
+    }
+    if let (Value::Map(ma), Value::Map(mb)) = (a, b) {
+        let key = |k: &Value| match k {
+            Value::Text(t) => t.clone(),
+            other => describe(other),
+        };
+        let keys_a: Vec<&Value> = ma.iter().map(|e| &e.0).collect();
+        let keys_b: Vec<&Value> = mb.iter().map(|e| &e.0).collect();
+        if keys_a == keys_b {
+            for ((k, va), (_, vb)) in ma.iter().zip(mb) {
+                if let Some((path, x, y)) = first_difference(va, vb) {
+                    let path = if path.is_empty() { key(k) } else { format!("{}.{path}", key(k)) };
+                    return Some((path, x, y));
+                }
+            }
+        } else if keys_a.len() == 1 && keys_b.len() == 1 {
+            // Two variants of an enum (e.g. two studies).
+            return Some((String::new(), key(keys_a[0]), key(keys_b[0])));
+        }
+    }
+    Some((String::new(), describe(a), describe(b)))
+}
+
+/// The difference of two studies' settings in words, e.g.
+/// `setting excursion_1d.seed is 1 but 0`.
+fn study_difference<S: Serialize>(a: &S, b: &S) -> String {
+    let value = |s: &S| Value::serialized(s).unwrap_or(Value::Null);
+    match first_difference(&value(a), &value(b)) {
+        Some((path, x, y)) if !path.is_empty() => format!("setting {path} = {y}, where the first has {x}"),
+        Some((_, x, y)) => format!("study {y}, where the first is of {x}"),
+        None => "different settings".into(),
+    }
 }
 
 /// A list of `total` items for messages: the first few, then how many in all.
@@ -224,26 +309,25 @@ fn brief<D: fmt::Display>(items: impl Iterator<Item = D>, total: usize) -> Strin
     out.join(", ")
 }
 
-/// The study and arguments of a merged run, and every unit's result in order.
+/// The study of a merged run, and every unit's result in order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Merged<T> {
-    /// The study.
-    pub study: String,
-    /// Its arguments (as the shards recorded them).
-    pub args: Vec<String>,
+pub struct Merged<S, T> {
+    /// The study and its settings (as every shard recorded them).
+    pub study: S,
     /// Every unit's result, in unit order.
     pub results: Vec<T>,
 }
 
 /// Checks that `files` (each with its name for messages) are exactly the N
-/// shards of one run — same format, version, study, arguments, N and unit
+/// shards of one run — same format, version, study and settings (a
+/// difference is refused naming the first differing setting), N and unit
 /// count; every I in 0..N once; each with exactly its units — and returns
 /// the results in unit order.
-pub fn merge<T>(files: Vec<(String, ShardFile<T>)>) -> Result<Merged<T>> {
+pub fn merge<S: Serialize + PartialEq + Clone, T>(files: Vec<(String, ShardFile<S, T>)>) -> Result<Merged<S, T>> {
     let Some((first_name, first)) = files.first() else {
         return Err(Error::Shard("merge: no shard given".into()));
     };
-    let (study, args, count, units) = (first.study.clone(), first.args.clone(), first.count, first.units);
+    let (study, count, units) = (first.study.clone(), first.count, first.units);
     // Nothing here is allocated in proportion to the recorded N or unit
     // count before the shards' own results have been checked against them:
     // a shard file that claims 10¹⁸ units is refused, not allocated for.
@@ -259,10 +343,10 @@ pub fn merge<T>(files: Vec<(String, ShardFile<T>)>) -> Result<Merged<T>> {
             return Err(mismatch("gpdp version", &first.gpdp_version, &f.gpdp_version));
         }
         if f.study != study {
-            return Err(mismatch("study", &study, &f.study));
-        }
-        if f.args != args {
-            return Err(mismatch("arguments", &args, &f.args));
+            return Err(Error::Shard(format!(
+                "merge: {name} has {} ({first_name}) — not shards of one run",
+                study_difference(&study, &f.study)
+            )));
         }
         if f.count != count {
             return Err(mismatch("shard count N", &count, &f.count));
@@ -303,17 +387,29 @@ pub fn merge<T>(files: Vec<(String, ShardFile<T>)>) -> Result<Merged<T>> {
         }
     }
     let results = slots.into_iter().map(|r| r.expect("every unit checked above")).collect();
-    Ok(Merged { study, args, results })
+    Ok(Merged { study, results })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn file(i: usize, n: usize, units: usize) -> (String, ShardFile<u64>) {
+    /// A stand-in for a study's settings: an enum of one variant with fields.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case", deny_unknown_fields)]
+    enum Demo {
+        Demo { seed: u64, grid: Vec<f64> },
+        Other { seed: u64 },
+    }
+
+    fn demo() -> Demo {
+        Demo::Demo { seed: 0, grid: vec![0.5, 1.0] }
+    }
+
+    fn file(i: usize, n: usize, units: usize) -> (String, ShardFile<Demo, u64>) {
         let s = Shard { index: i, count: n };
         let res = s.units(units).into_iter().map(|u| (u, 10 * u as u64)).collect();
-        (format!("s{i}"), ShardFile::new("demo", vec!["--x".into()], s, units, res))
+        (format!("s{i}"), ShardFile::new(demo(), s, units, res))
     }
 
     #[test]
@@ -336,38 +432,38 @@ mod tests {
     fn shard_files_round_trip_every_double() {
         let s = Shard { index: 1, count: 2 };
         let vals = vec![(1usize, vec![f64::INFINITY, f64::NEG_INFINITY, 0.1 + 0.2, -0.0, 5e-324, f64::MAX])];
-        let f = ShardFile::new("demo", vec![], s, 2, vals.clone());
+        let f = ShardFile::new(demo(), s, 2, vals.clone());
         let b = to_bytes(&f).unwrap();
-        let back: ShardFile<Vec<f64>> = from_bytes("x", &b).unwrap();
+        let back: ShardFile<Demo, Vec<f64>> = from_bytes("x", &b).unwrap();
         for (a, b) in back.results[0].1.iter().zip(&vals[0].1) {
             assert_eq!(a.to_bits(), b.to_bits());
         }
-        let nan: ShardFile<f64> =
-            from_bytes("x", &to_bytes(&ShardFile::new("d", vec![], s, 2, vec![(1, f64::NAN)])).unwrap()).unwrap();
+        let nan: ShardFile<Demo, f64> =
+            from_bytes("x", &to_bytes(&ShardFile::new(demo(), s, 2, vec![(1, f64::NAN)])).unwrap()).unwrap();
         assert!(nan.results[0].1.is_nan());
-        assert_eq!(study_of("x", &b).unwrap(), "demo");
-        assert!(from_bytes::<f64>("x", b"not cbor").is_err());
+        assert_eq!(study_of::<Demo>("x", &b).unwrap(), demo());
+        assert!(from_bytes::<Demo, f64>("x", b"not cbor").is_err());
     }
 
     /// A small shard file of f64 results (values with every kind of bit pattern).
     fn small_file() -> Vec<u8> {
         let s = Shard { index: 1, count: 2 };
         let res = vec![(1usize, vec![0.1, -2.5e-300, f64::INFINITY]), (3, vec![7.0, f64::NAN, -0.0])];
-        to_bytes(&ShardFile::new("demo", vec!["--x".into(), "1".into()], s, 4, res)).unwrap()
+        to_bytes(&ShardFile::new(demo(), s, 4, res)).unwrap()
     }
 
     #[test]
     fn every_flipped_bit_of_a_shard_file_is_refused() {
         let b = small_file();
-        assert!(from_bytes::<Vec<f64>>("s.cbor", &b).is_ok());
+        assert!(from_bytes::<Demo, Vec<f64>>("s.cbor", &b).is_ok());
         for i in 0..b.len() {
             for bit in 0..8 {
                 let mut c = b.clone();
                 c[i] ^= 1 << bit;
-                let e = from_bytes::<Vec<f64>>("s.cbor", &c);
+                let e = from_bytes::<Demo, Vec<f64>>("s.cbor", &c);
                 assert!(e.is_err(), "byte {i} bit {bit} flipped: accepted");
                 assert!(e.unwrap_err().to_string().starts_with("s.cbor: "), "the message names the file");
-                assert!(study_of("s.cbor", &c).is_err(), "byte {i} bit {bit}: study_of accepted");
+                assert!(study_of::<Demo>("s.cbor", &c).is_err(), "byte {i} bit {bit}: study_of accepted");
             }
         }
         // A flip inside a value is reported as a checksum mismatch: the last
@@ -375,7 +471,7 @@ mod tests {
         let mut c = b.clone();
         let last = c.len() - 1;
         c[last] ^= 1;
-        let e = from_bytes::<Vec<f64>>("s.cbor", &c).unwrap_err().to_string();
+        let e = from_bytes::<Demo, Vec<f64>>("s.cbor", &c).unwrap_err().to_string();
         assert!(e.contains("checksum mismatch") && e.contains("corrupted"), "{e}");
     }
 
@@ -383,24 +479,84 @@ mod tests {
     fn truncated_extended_and_old_shard_files_are_refused() {
         let b = small_file();
         for cut in [0, 1, b.len() / 2, b.len() - 1] {
-            assert!(from_bytes::<Vec<f64>>("s.cbor", &b[..cut]).is_err(), "cut at {cut}");
+            assert!(from_bytes::<Demo, Vec<f64>>("s.cbor", &b[..cut]).is_err(), "cut at {cut}");
         }
         for extra in [&[0u8][..], b"\n", b"garbage", &b[..]] {
             let c = [&b[..], extra].concat();
-            let e = from_bytes::<Vec<f64>>("s.cbor", &c).unwrap_err().to_string();
+            let e = from_bytes::<Demo, Vec<f64>>("s.cbor", &c).unwrap_err().to_string();
             assert!(e.contains(&format!("{} trailing byte(s)", extra.len())), "{e}");
-            assert!(study_of("s.cbor", &c).is_err());
+            assert!(study_of::<Demo>("s.cbor", &c).is_err());
         }
         // Format 1 (no checksum): the payload alone, as the old gpdp wrote it.
-        let mut old = ShardFile::new("demo", vec![], Shard { index: 0, count: 1 }, 1, vec![(0usize, 1.0f64)]);
+        let mut old = ShardFile::new(demo(), Shard { index: 0, count: 1 }, 1, vec![(0usize, 1.0f64)]);
         old.format = "gpdp-shard/1".into();
         let mut v1 = Vec::new();
         ciborium::into_writer(&old, &mut v1).unwrap();
-        let e = from_bytes::<f64>("old.cbor", &v1).unwrap_err().to_string();
-        assert!(e.contains("\"gpdp-shard/1\"") && e.contains("re-run"), "{e}");
+        let e = from_bytes::<Demo, f64>("old.cbor", &v1).unwrap_err().to_string();
+        assert!(e.contains("\"gpdp-shard/1\"") && e.contains("older gpdp") && e.contains("re-run"), "{e}");
         // A valid envelope around a payload of the wrong type.
-        let e = from_bytes::<String>("s.cbor", &b).unwrap_err().to_string();
+        let e = from_bytes::<Demo, String>("s.cbor", &b).unwrap_err().to_string();
         assert!(e.contains("not a gpdp shard file of this study"), "{e}");
+        // A file of a later format than this gpdp's.
+        let later = to_bytes(&ShardFile::new(demo(), Shard::ALL, 1, vec![(0usize, 1.0f64)])).unwrap();
+        let mut env: Value = ciborium::from_reader(&later[..]).unwrap();
+        if let Value::Map(m) = &mut env {
+            m[0].1 = Value::Text("gpdp-shard/9".into());
+        }
+        let mut later = Vec::new();
+        ciborium::into_writer(&env, &mut later).unwrap();
+        let e = from_bytes::<Demo, f64>("new.cbor", &later).unwrap_err().to_string();
+        assert!(e.starts_with("new.cbor: ") && e.contains("newer gpdp"), "{e}");
+    }
+
+    /// A shard file of format 2 exactly as gpdp-shard/2 laid it out: the
+    /// checksummed envelope around a payload with the study's name and its
+    /// command-line arguments.
+    fn format2_file() -> Vec<u8> {
+        #[derive(Serialize)]
+        struct V2 {
+            format: String,
+            gpdp_version: String,
+            study: String,
+            args: Vec<String>,
+            index: usize,
+            count: usize,
+            units: usize,
+            results: Vec<(usize, f64)>,
+        }
+        let v2 = V2 {
+            format: "gpdp-shard/2".into(),
+            gpdp_version: "0.1.0".into(),
+            study: "mia sweep".into(),
+            args: vec!["--ridge".into(), "0.1,1".into()],
+            index: 0,
+            count: 1,
+            units: 1,
+            results: vec![(0, 1.0)],
+        };
+        let mut payload = Vec::new();
+        ciborium::into_writer(&v2, &mut payload).unwrap();
+        let envelope = Value::Map(vec![
+            (Value::Text("format".into()), Value::Text("gpdp-shard/2".into())),
+            (Value::Text("sha256".into()), Value::Bytes(Sha256::digest(&payload).to_vec())),
+            (Value::Text("payload".into()), Value::Bytes(payload)),
+        ]);
+        let mut out = Vec::new();
+        ciborium::into_writer(&envelope, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_format_2_shard_is_refused_as_written_by_an_older_gpdp() {
+        let b = format2_file();
+        for e in [
+            from_bytes::<Demo, f64>("old/shard.cbor", &b).unwrap_err().to_string(),
+            study_of::<Demo>("old/shard.cbor", &b).unwrap_err().to_string(),
+        ] {
+            assert!(e.starts_with("old/shard.cbor: "), "names the file: {e}");
+            assert!(e.contains("\"gpdp-shard/2\"") && e.contains("written by an older gpdp"), "{e}");
+            assert!(e.contains("re-run the study's shards with this gpdp"), "{e}");
+        }
     }
 
     #[test]
@@ -409,10 +565,19 @@ mod tests {
         assert!(e.contains("missing shard(s) 1/3"), "{e}");
         let e = merge(vec![file(0, 2, 7), file(1, 2, 7), file(1, 2, 7)]).unwrap_err().to_string();
         assert!(e.contains("given twice"), "{e}");
+        // A shard whose settings differ in one setting: refused naming it.
         let mut other = file(1, 2, 7);
-        other.1.args = vec!["--y".into()];
+        other.1.study = Demo::Demo { seed: 1, grid: vec![0.5, 1.0] };
         let e = merge(vec![file(0, 2, 7), other]).unwrap_err().to_string();
-        assert!(e.contains("arguments"), "{e}");
+        assert!(e.contains("s1 has setting demo.seed = 1, where the first has 0 (s0)"), "{e}");
+        let mut other = file(1, 2, 7);
+        other.1.study = Demo::Demo { seed: 0, grid: vec![0.5, 2.0] };
+        let e = merge(vec![file(0, 2, 7), other]).unwrap_err().to_string();
+        assert!(e.contains("setting demo.grid = [0.5, 2], where the first has [0.5, 1]"), "{e}");
+        let mut other = file(1, 2, 7);
+        other.1.study = Demo::Other { seed: 0 };
+        let e = merge(vec![file(0, 2, 7), other]).unwrap_err().to_string();
+        assert!(e.contains("s1 has study other, where the first is of demo (s0)"), "{e}");
         let mut v = file(1, 2, 7);
         v.1.gpdp_version = "0.0.1".into();
         assert!(merge(vec![file(0, 2, 7), v]).unwrap_err().to_string().contains("gpdp version"));
@@ -420,7 +585,7 @@ mod tests {
         cut.1.results.pop();
         assert!(merge(vec![file(0, 2, 7), cut]).unwrap_err().to_string().contains("incomplete"));
         assert!(merge(vec![file(0, 2, 7), file(1, 3, 7)]).is_err());
-        assert!(merge::<u64>(vec![]).is_err());
+        assert!(merge::<Demo, u64>(vec![]).is_err());
     }
 
     #[test]

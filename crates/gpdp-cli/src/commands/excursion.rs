@@ -10,13 +10,12 @@ use gpdp::privacy::Conversion;
 use gpdp::privacy::{PUBLISHED_LABEL, SensitivityConstants};
 use gpdp_experiments::excursion::pairs1d::TargetRejection;
 use gpdp_experiments::excursion::search::{Evaluated, SearchResult};
-use gpdp_experiments::excursion::study1d::{
-    Stage, Study1dConfig, Study1dOutcome, Study1dResult, paper_search_spec, run_study1d,
-};
+use gpdp_experiments::excursion::study1d::{Stage, Study1dConfig, Study1dResult, run_study1d};
 use gpdp_experiments::excursion::summary1d::{
     Quartiles, Selection, Summary1d, format_epsilon, format_theta, markdown_table,
 };
-use gpdp_experiments::shard::ShardFile;
+use gpdp_experiments::shard::{SHARD_FILE, Shard, ShardFile, to_bytes};
+use gpdp_experiments::study::{Excursion1dStudy, Study};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -205,17 +204,9 @@ fn parse_sizes(s: &str) -> Result<Vec<usize>> {
         .collect()
 }
 
-fn configs(a: &Excursion1dArgs) -> Result<Vec<Study1dConfig>> {
-    let mut search = paper_search_spec();
-    search.lengthscales = parse_list(&a.lengthscales, "lengthscales")?;
-    search.ridges = parse_list(&a.ridges, "ridges")?;
-    search.scales = parse_list(&a.scales, "scales")?;
-    search.rounds = a.rounds;
-    search.top_k = a.top_k;
-    search.ell_factors = parse_list(&a.ell_factors, "ell-factors")?;
-    search.ridge_factors = parse_list(&a.ridge_factors, "ridge-factors")?;
-    search.scale_factors = parse_list(&a.scale_factors, "scale-factors")?;
-    search.zero_scale_values = parse_list(&a.zero_scale_values, "zero-scale-values")?;
+/// The study's settings from its flags (the one mapping of the flags of
+/// `excursion 1d` onto [`Excursion1dStudy`]).
+fn study(a: &Excursion1dArgs) -> Result<Excursion1dStudy> {
     let target_rejection = if a.target_reject {
         let v = parse_list(&a.target_volume, "target-volume")?;
         if v.len() != 2 {
@@ -231,35 +222,43 @@ fn configs(a: &Excursion1dArgs) -> Result<Vec<Study1dConfig>> {
     } else {
         None
     };
-    let mut out = Vec::new();
-    for n in parse_sizes(&a.n)? {
-        for noise in parse_list(&a.noise, "noise")? {
-            let cfg = Study1dConfig {
-                n,
-                noise,
-                pairs: a.pairs,
-                validation_pairs: a.validation_pairs,
-                mesh_points: a.mesh_points,
-                generating_lengthscale: a.generating_lengthscale,
-                target_rejection,
-                draws_per_pair: a.draws_per_pair,
-                draws: a.draws,
-                epsilon_max: a.epsilon_max,
-                delta: a.delta,
-                conversion: a.conversion,
-                constants: a.sensitivity_constants,
-                bound: study_bound(a.bound, a.sensitivity_constants)?,
-                search: search.clone(),
-                private_rounds: a.private_rounds,
-                cutoff_points: a.cutoff_points,
-                seed: a.seed,
-                ..Study1dConfig::default()
-            };
-            cfg.validate().with_context(|| format!("n = {n}, M_ξ = {noise}"))?;
-            out.push(cfg);
-        }
+    Ok(Excursion1dStudy {
+        sizes: parse_sizes(&a.n)?,
+        noises: parse_list(&a.noise, "noise")?,
+        pairs: a.pairs,
+        validation_pairs: a.validation_pairs,
+        draws_per_pair: a.draws_per_pair,
+        draws: a.draws,
+        epsilon_max: a.epsilon_max,
+        delta: a.delta,
+        conversion: a.conversion,
+        sensitivity_constants: a.sensitivity_constants,
+        bound: study_bound(a.bound, a.sensitivity_constants)?,
+        mesh_points: a.mesh_points,
+        generating_lengthscale: a.generating_lengthscale,
+        target_rejection,
+        lengthscales: parse_list(&a.lengthscales, "lengthscales")?,
+        ridges: parse_list(&a.ridges, "ridges")?,
+        scales: parse_list(&a.scales, "scales")?,
+        rounds: a.rounds,
+        private_rounds: a.private_rounds,
+        top_k: a.top_k,
+        ell_factors: parse_list(&a.ell_factors, "ell-factors")?,
+        ridge_factors: parse_list(&a.ridge_factors, "ridge-factors")?,
+        scale_factors: parse_list(&a.scale_factors, "scale-factors")?,
+        zero_scale_values: parse_list(&a.zero_scale_values, "zero-scale-values")?,
+        cutoff_points: a.cutoff_points,
+        seed: a.seed,
+    })
+}
+
+/// The study's units, each checked (the message names the unit).
+fn configs(st: &Excursion1dStudy) -> Result<Vec<Study1dConfig>> {
+    let cfgs = st.units();
+    for cfg in &cfgs {
+        cfg.validate().with_context(|| format!("n = {}, M_ξ = {}", cfg.n, cfg.noise))?;
     }
-    Ok(out)
+    Ok(cfgs)
 }
 
 fn tag(cfg: &Study1dConfig) -> String {
@@ -285,13 +284,14 @@ fn stage_name(s: Stage) -> &'static str {
 }
 
 fn run_1d(a: Excursion1dArgs) -> Result<()> {
-    let cfgs = configs(&a)?;
+    let st = study(&a)?;
+    let cfgs = configs(&st)?;
     // Before the studies (hours): the output must be writable, and empty unless --force.
     crate::output::files::check_out_dir(&a.out, a.force)?;
     if let Some(l) = a.sensitivity_constants.label() {
         eprintln!("note: --sensitivity-constants published {l}.");
     }
-    let shard = a.shard.unwrap_or(gpdp_experiments::shard::Shard::ALL);
+    let shard = a.shard.unwrap_or(Shard::ALL);
     let t0 = std::time::Instant::now();
     let mut results = Vec::new();
     for i in shard.units(cfgs.len()) {
@@ -326,49 +326,42 @@ fn run_1d(a: Excursion1dArgs) -> Result<()> {
     if let Some(sh) = a.shard {
         let n = results.len();
         let outcomes = results.into_iter().map(|(i, r)| (i, r.outcome())).collect();
-        let file = ShardFile::new("excursion 1d", super::merge::study_args(), sh, cfgs.len(), outcomes);
-        super::merge::write_shard(&a.out, a.force, &file)?;
+        let file = ShardFile::new(Study::Excursion1d(st), sh, cfgs.len(), outcomes);
+        let bytes = to_bytes(&file)?;
+        write_dir_atomically(&a.out, a.force, |d| Ok(std::fs::write(d.join(SHARD_FILE), &bytes)?))?;
         println!(
             "excursion 1d shard {sh}: {n} of {} studies in {:.0} s; wrote {}",
             cfgs.len(),
             t0.elapsed().as_secs_f64(),
-            a.out.join(super::merge::SHARD_FILE).display()
+            a.out.join(SHARD_FILE).display()
         );
         return Ok(());
     }
     let results: Vec<Study1dResult> = results.into_iter().map(|(_, r)| r).collect();
-    write_1d(&a, &results)?;
+    write_1d(&a.out, a.force, &st, &results)?;
     println!("wrote the 1-D excursion study into {} ({:.0} s)", a.out.display(), t0.elapsed().as_secs_f64());
     Ok(())
 }
 
-/// Every output of the 1-D study (a function of the flags and the results).
-fn write_1d(a: &Excursion1dArgs, results: &[Study1dResult]) -> Result<()> {
-    write_dir_atomically(&a.out, a.force, |dir| {
+/// Every output of the 1-D study into `out` (a function of the study's
+/// settings and the results only, so that merged shards give the same bytes).
+fn write_1d(out: &Path, force: bool, st: &Excursion1dStudy, results: &[Study1dResult]) -> Result<()> {
+    write_dir_atomically(out, force, |dir| {
         for r in results {
             write_pairs(dir, r)?;
             write_search(dir, r)?;
         }
         write_summary_csv(dir, results)?;
-        write_summary_md(dir, results, a)?;
-        write_json(dir, results, a)?;
+        write_summary_md(dir, results, st)?;
+        write_json(dir, results, st)?;
         Ok(())
     })
 }
 
-/// Merges the shards of one `excursion 1d` (`gpdp merge`).
-pub fn merge_1d(files: Vec<(String, ShardFile<Study1dOutcome>)>, out: &Path, force: bool) -> Result<()> {
-    let merged = gpdp_experiments::shard::merge(files)?;
-    let mut a: Excursion1dArgs = super::merge::parse_study_args("excursion 1d", &merged.args)?;
-    a.out = out.to_path_buf();
-    a.force = force;
-    let cfgs = configs(&a)?;
-    if cfgs.len() != merged.results.len() {
-        bail!("merge: the arguments give {} studies but the shards hold {}", cfgs.len(), merged.results.len());
-    }
-    let results: Vec<Study1dResult> =
-        cfgs.into_iter().zip(merged.results).map(|(c, o)| Study1dResult::from_outcome(c, o)).collect();
-    write_1d(&a, &results)?;
+/// Writes the outputs of a merged `excursion 1d` (`gpdp merge`): those of
+/// the unsharded run with the same settings.
+pub fn write_merged(st: &Excursion1dStudy, results: &[Study1dResult], out: &Path, force: bool) -> Result<()> {
+    write_1d(out, force, st, results)?;
     println!("merged {} studies of excursion 1d into {}", results.len(), out.display());
     Ok(())
 }
@@ -553,11 +546,11 @@ fn theta_cell(s: &Selection) -> String {
     format_theta(&s.theta)
 }
 
-fn write_summary_md(dir: &Path, results: &[Study1dResult], a: &Excursion1dArgs) -> Result<()> {
+fn write_summary_md(dir: &Path, results: &[Study1dResult], a: &Excursion1dStudy) -> Result<()> {
     let summaries: Vec<Summary1d> = results.iter().map(|r| r.summary.clone()).collect();
     let with_n = summaries.windows(2).any(|w| w[0].n != w[1].n);
     let mut md = String::from("# 1-D excursion-set study (the paper's §5, App. D)\n\n");
-    let bound = study_bound(a.bound, a.sensitivity_constants)?;
+    let bound = a.bound;
     if a.sensitivity_constants.label().is_some() {
         md += &format!(
             "**Accountant: {}.** Every ε below is smaller than the proven bound.\n\n",
@@ -579,11 +572,11 @@ fn write_summary_md(dir: &Path, results: &[Study1dResult], a: &Excursion1dArgs) 
         a.draws_per_pair,
         a.validation_pairs,
     );
-    if a.target_reject {
+    if let Some(t) = &a.target_rejection {
         md += &format!(
-            "Targets were redrawn until {{f* ≥ 0}} had volume in [{}], ≤ {} components and mean width ≥ {} \
+            "Targets were redrawn until {{f* ≥ 0}} had volume in [{},{}], ≤ {} components and mean width ≥ {} \
              (the authors' `--target-reject`; not in the paper's text).\n\n",
-            a.target_volume, a.target_max_components, a.target_min_width
+            t.min_volume, t.max_volume, t.max_components, t.min_mean_width
         );
     }
     md += &markdown_table(&summaries, with_n);
@@ -630,7 +623,7 @@ fn selection_json(s: &Selection) -> serde_json::Value {
     })
 }
 
-fn write_json(dir: &Path, results: &[Study1dResult], a: &Excursion1dArgs) -> Result<()> {
+fn write_json(dir: &Path, results: &[Study1dResult], a: &Excursion1dStudy) -> Result<()> {
     let studies: Vec<serde_json::Value> = results
         .iter()
         .map(|r| {
@@ -653,8 +646,8 @@ fn write_json(dir: &Path, results: &[Study1dResult], a: &Excursion1dArgs) -> Res
         "hyperparameter_selection": "chosen on synthetic (D, f*) pairs, as the paper's protocol requires (§6)",
         "sensitivity_constants": a.sensitivity_constants.name(),
         "label": a.sensitivity_constants.label().unwrap_or("proven constants"),
-        "bound": study_bound(a.bound, a.sensitivity_constants)?.name(),
-        "accountant": accountant_words(study_bound(a.bound, a.sensitivity_constants)?, a.sensitivity_constants, "B.7"),
+        "bound": a.bound.name(),
+        "accountant": accountant_words(a.bound, a.sensitivity_constants, "B.7"),
         "not_a_proven_guarantee": a.sensitivity_constants.label() == Some(PUBLISHED_LABEL),
         "settings": {
             "pairs": a.pairs,
@@ -669,9 +662,9 @@ fn write_json(dir: &Path, results: &[Study1dResult], a: &Excursion1dArgs) -> Res
             "epsilon_max": a.epsilon_max,
             "delta": a.delta,
             "conversion": a.conversion.name(),
-            "lengthscales": parse_list(&a.lengthscales, "lengthscales")?,
-            "ridges": parse_list(&a.ridges, "ridges")?,
-            "scales": parse_list(&a.scales, "scales")?,
+            "lengthscales": a.lengthscales,
+            "ridges": a.ridges,
+            "scales": a.scales,
             "rounds": a.rounds,
             "private_rounds": a.private_rounds,
             "top_k": a.top_k,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use gpdp::postprocess::excursion::excursion_probability;
 use gpdp::postprocess::smoothing::gaussian_smooth;
@@ -12,7 +12,8 @@ use gpdp::{Draws, Kernel, Posterior, ReleaseRng};
 use gpdp_experiments::excursion::study2d::{
     Study2dConfig, Study2dResult, Summary2d, path_query, run as run_study, summarise, unit_grid, worlds,
 };
-use gpdp_experiments::shard::{Shard, ShardFile};
+use gpdp_experiments::shard::{SHARD_FILE, Shard, ShardFile, to_bytes};
+use gpdp_experiments::study::{Excursion2dStudy, Study};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
@@ -119,36 +120,40 @@ fn q((q25, median, q75): (f64, f64, f64)) -> Quartiles {
 use gpdp::privacy::{PUBLISHED_LABEL as LABEL_PUBLISHED, SensitivityConstants};
 use gpdp_experiments::excursion::summary1d::{Quartiles, format_d_eff, format_epsilon, format_iou, format_percent};
 
-/// The study for one noise level from the flags, checked.
-fn config(a: &Excursion2dArgs, noise: f64) -> Result<Study2dConfig> {
-    let mut cfg = Study2dConfig::new(noise);
-    cfg.n = a.n;
-    cfg.search_worlds = a.search_worlds;
-    cfg.validation_worlds = a.validation_worlds;
-    cfg.eval_worlds = a.eval_worlds;
-    cfg.eval_grid = a.eval_grid;
-    cfg.search_grid = a.search_grid;
-    cfg.path_grid = a.path_grid;
-    cfg.paths_per_world = a.paths_per_world;
-    cfg.smooth_px = a.smooth;
-    cfg.epsilon_max = a.epsilon_max;
-    cfg.delta = a.delta.unwrap_or((a.n as f64).powf(-1.1));
-    cfg.conversion = a.conversion;
-    cfg.constants = a.constants;
-    cfg.bound = study_bound(a.bound, a.constants)?;
-    cfg.spec.rounds = a.rounds;
-    cfg.spec.top_k = a.top_k;
-    cfg.plume.gamma = a.gamma;
-    cfg.plume.quantile = a.quantile;
-    cfg.seed = a.seed;
-    cfg.validate().with_context(|| format!("M_ξ = {noise}"))?;
-    Ok(cfg)
+/// The study's settings from its flags (the one mapping of the flags of
+/// `excursion 2d` onto [`Excursion2dStudy`]).
+fn study(a: &Excursion2dArgs) -> Result<Excursion2dStudy> {
+    Ok(Excursion2dStudy {
+        noises: parse_list(&a.noise)?,
+        n: a.n,
+        search_worlds: a.search_worlds,
+        validation_worlds: a.validation_worlds,
+        eval_worlds: a.eval_worlds,
+        eval_grid: a.eval_grid,
+        search_grid: a.search_grid,
+        path_grid: a.path_grid,
+        paths_per_world: a.paths_per_world,
+        smooth: a.smooth,
+        epsilon_max: a.epsilon_max,
+        delta: a.delta.unwrap_or((a.n as f64).powf(-1.1)),
+        conversion: a.conversion,
+        sensitivity_constants: a.constants,
+        bound: study_bound(a.bound, a.constants)?,
+        rounds: a.rounds,
+        top_k: a.top_k,
+        gamma: a.gamma,
+        quantile: a.quantile,
+        seed: a.seed,
+    })
 }
 
 pub fn run(a: Excursion2dArgs) -> Result<()> {
-    let noises = parse_list(&a.noise)?;
+    let st = study(&a)?;
     // Every study is checked (fields, memory, work) before anything is written.
-    let configs: Vec<Study2dConfig> = noises.iter().map(|&noise| config(&a, noise)).collect::<Result<_>>()?;
+    let configs: Vec<Study2dConfig> = st.units();
+    for cfg in &configs {
+        cfg.validate().with_context(|| format!("M_ξ = {}", cfg.noise))?;
+    }
     let shard = a.shard.unwrap_or(Shard::ALL);
     let t0 = std::time::Instant::now();
     // The output folder exists (as a partial folder, removed on interruption)
@@ -179,10 +184,10 @@ pub fn run(a: Excursion2dArgs) -> Result<()> {
         }
         match a.shard {
             Some(sh) => {
-                let file = ShardFile::new("excursion 2d", super::merge::study_args(), sh, configs.len(), results);
-                super::merge::write_shard_into(dir, &file)
+                let file = ShardFile::new(Study::Excursion2d(st.clone()), sh, configs.len(), results);
+                Ok(std::fs::write(dir.join(SHARD_FILE), to_bytes(&file)?)?)
             }
-            None => write_2d(dir, &a, &configs, &results.into_iter().map(|(_, r)| r).collect::<Vec<_>>()),
+            None => write_2d(dir, &st, &configs, &results.into_iter().map(|(_, r)| r).collect::<Vec<_>>()),
         }
     })?;
     match a.shard {
@@ -191,16 +196,17 @@ pub fn run(a: Excursion2dArgs) -> Result<()> {
             shard.units(configs.len()).len(),
             configs.len(),
             t0.elapsed().as_secs_f64(),
-            a.out.join(super::merge::SHARD_FILE).display()
+            a.out.join(SHARD_FILE).display()
         ),
         None => println!("wrote the 2-D study into {} ({:.0} s)", a.out.display(), t0.elapsed().as_secs_f64()),
     }
     Ok(())
 }
 
-/// Every output of the 2-D study into `dir` (a function of the flags and the results).
-fn write_2d(dir: &Path, a: &Excursion2dArgs, configs: &[Study2dConfig], results: &[Study2dResult]) -> Result<()> {
-    let published = a.constants == SensitivityConstants::Published;
+/// Every output of the 2-D study into `dir` (a function of the study's
+/// settings and the results only, so that merged shards give the same bytes).
+fn write_2d(dir: &Path, a: &Excursion2dStudy, configs: &[Study2dConfig], results: &[Study2dResult]) -> Result<()> {
+    let published = a.sensitivity_constants == SensitivityConstants::Published;
     let mut summaries = Vec::new();
     for (cfg, result) in configs.iter().zip(results.iter()) {
         let s = summarise(cfg, result);
@@ -211,17 +217,11 @@ fn write_2d(dir: &Path, a: &Excursion2dArgs, configs: &[Study2dConfig], results:
     write_summary(dir, &summaries, published, a)
 }
 
-/// Merges the shards of one `excursion 2d` (`gpdp merge`).
-pub fn merge_2d(files: Vec<(String, ShardFile<Study2dResult>)>, out: &Path, force: bool) -> Result<()> {
-    let merged = gpdp_experiments::shard::merge(files)?;
-    let mut a: Excursion2dArgs = super::merge::parse_study_args("excursion 2d", &merged.args)?;
-    a.out = out.to_path_buf();
-    a.force = force;
-    let configs: Vec<Study2dConfig> = parse_list(&a.noise)?.iter().map(|&x| config(&a, x)).collect::<Result<_>>()?;
-    if configs.len() != merged.results.len() {
-        bail!("merge: the arguments give {} studies but the shards hold {}", configs.len(), merged.results.len());
-    }
-    write_dir_atomically(out, force, |dir| write_2d(dir, &a, &configs, &merged.results))?;
+/// Writes the outputs of a merged `excursion 2d` (`gpdp merge`): those of
+/// the unsharded run with the same settings.
+pub fn write_merged(st: &Excursion2dStudy, results: &[Study2dResult], out: &Path, force: bool) -> Result<()> {
+    let configs = st.units();
+    write_dir_atomically(out, force, |dir| write_2d(dir, st, &configs, results))?;
     println!("merged {} studies of excursion 2d into {}", configs.len(), out.display());
     Ok(())
 }
@@ -264,7 +264,7 @@ fn write_summary(
     dir: &Path,
     all: &[(Study2dConfig, Study2dResult, Summary2d)],
     published: bool,
-    a: &Excursion2dArgs,
+    a: &Excursion2dStudy,
 ) -> Result<()> {
     let mut w = csv::Writer::from_path(dir.join("summary.csv"))?;
     w.write_record([
@@ -308,7 +308,7 @@ fn write_summary(
         a.n,
         a.epsilon_max,
         a.conversion,
-        accountant_words(study_bound(a.bound, a.constants)?, a.constants, "B.1"),
+        accountant_words(a.bound, a.sensitivity_constants, "B.1"),
         a.search_worlds,
         a.search_grid,
         a.search_grid,

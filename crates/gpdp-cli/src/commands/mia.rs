@@ -8,10 +8,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use gpdp::privacy::Conversion;
 use gpdp::{BoundChoice, Draws};
 use gpdp_experiments::mia::{
-    Design, MeanSd, MiaConfig, MiaResult, Summary, SweepRow, SweepSpec, release_privacy, run_mia, sweep_configs,
-    sweep_shard,
+    Design, MeanSd, MiaConfig, MiaResult, Summary, SweepRow, release_privacy, run_mia, sweep_shard,
 };
-use gpdp_experiments::shard::{Shard, ShardFile};
+use gpdp_experiments::shard::{SHARD_FILE, Shard, ShardFile, to_bytes};
+use gpdp_experiments::study::{MiaSweepStudy, Study};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 
@@ -143,6 +143,13 @@ fn human_duration(s: f64) -> String {
     }
 }
 
+fn design(d: DesignArg) -> Design {
+    match d {
+        DesignArg::Uniform => Design::Uniform,
+        DesignArg::Stratified => Design::Stratified,
+    }
+}
+
 impl MiaBase {
     fn config(&self) -> MiaConfig {
         MiaConfig {
@@ -151,10 +158,7 @@ impl MiaBase {
             label_noise: self.label_noise,
             target_x: self.x0,
             target_y: self.y0,
-            design: match self.design {
-                DesignArg::Uniform => Design::Uniform,
-                DesignArg::Stratified => Design::Stratified,
-            },
+            design: design(self.design),
             n_shadow: self.shadow,
             n_eval: self.eval,
             repeats: self.repeats,
@@ -425,36 +429,45 @@ fn write_single(dir: &Path, res: &MiaResult) -> Result<()> {
     Ok(())
 }
 
-/// The lists and base configuration of a sweep, from its flags.
-struct SweepSetup {
-    ridges: Vec<f64>,
-    scales_all: Vec<f64>,
-    draws: Vec<Draws>,
-    base: MiaConfig,
-    spec: SweepSpec,
-}
-
-fn sweep_setup(s: &SweepArgs) -> Result<SweepSetup> {
+/// The sweep's settings from its flags (the one mapping of the flags of
+/// `mia sweep` onto [`MiaSweepStudy`]).
+fn sweep_study(s: &SweepArgs) -> Result<MiaSweepStudy> {
     let ridges = floats(&s.ridge, "ridge")?;
-    let scales_all = floats(&s.scale, "scale")?;
+    let scales = floats(&s.scale, "scale")?;
     let draws: Vec<Draws> = s
         .draws
         .split(',')
         .map(|t| t.parse::<Draws>().map_err(|e| anyhow::anyhow!("--draws: {e}")))
         .collect::<Result<_>>()?;
-    let scales: Vec<f64> = scales_all.iter().copied().filter(|v| v.is_finite()).collect();
-    if scales.is_empty() {
+    if !scales.iter().any(|v| v.is_finite()) {
         bail!("--scale needs at least one finite σ for the attack (σ = inf is only drawn in the ε-vs-r figure)");
     }
-    let base = s.base.config();
-    let spec = SweepSpec { ridges: ridges.clone(), scales, draws: draws.clone() };
-    Ok(SweepSetup { ridges, scales_all, draws, base, spec })
+    let b = &s.base;
+    Ok(MiaSweepStudy {
+        n: b.n,
+        x0: b.x0,
+        y0: b.y0,
+        lengthscale: b.lengthscale,
+        label_noise: b.label_noise,
+        design: design(b.design),
+        shadow: b.shadow,
+        eval: b.eval,
+        repeats: b.repeats,
+        seed: b.seed,
+        delta: b.delta,
+        conversion: b.conversion,
+        bound: b.bound,
+        ridges,
+        scales,
+        draws,
+    })
 }
 
 fn run_sweep(s: SweepArgs) -> Result<()> {
-    let st = sweep_setup(&s)?;
+    let st = sweep_study(&s)?;
+    let (base, spec) = (st.base(), st.spec());
     let shard = s.shard.unwrap_or(Shard::ALL);
-    let configs = sweep_configs(&st.base, &st.spec)?;
+    let configs = st.units()?;
     let units = configs.len();
     crate::output::files::check_out_dir(&s.out, s.force)?;
     // The slowest configuration (most draws) bounds each of this shard's.
@@ -463,53 +476,50 @@ fn run_sweep(s: SweepArgs) -> Result<()> {
         Some(worst) => check_estimate("this sweep", worst, mine.len(), s.base.max_hours)?,
         None => "0 s".into(),
     };
-    let total = mine.len() * st.base.repeats;
+    let total = mine.len() * base.repeats;
     let bar = progress_bar(total, &format!("mia sweep (≈ {estimate} estimated)"));
     let t0 = std::time::Instant::now();
-    let rows = sweep_shard(&st.base, &st.spec, shard, &|k| bar.inc(k as u64))?;
+    let rows = sweep_shard(&base, &spec, shard, &|k| bar.inc(k as u64))?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     if let Some(sh) = s.shard {
         let n = rows.len();
-        let file = ShardFile::new("mia sweep", super::merge::study_args(), sh, units, rows);
-        super::merge::write_shard(&s.out, s.force, &file)?;
+        let file = ShardFile::new(Study::MiaSweep(st), sh, units, rows);
+        let bytes = to_bytes(&file)?;
+        write_dir_atomically(&s.out, s.force, |d| Ok(std::fs::write(d.join(SHARD_FILE), &bytes)?))?;
         println!(
             "mia sweep shard {sh}: {n} of {units} configurations × {} repeats in {secs:.1} s; wrote {}",
-            st.base.repeats,
-            s.out.join(super::merge::SHARD_FILE).display()
+            base.repeats,
+            s.out.join(SHARD_FILE).display()
         );
         return Ok(());
     }
     let rows: Vec<SweepRow> = rows.into_iter().map(|(_, r)| r).collect();
-    write_sweep(&s, &st, &rows)?;
+    write_sweep(&s.out, s.force, &st, &rows)?;
     println!(
         "mia sweep: {} configurations × {} repeats in {secs:.1} s; wrote results.csv and figures into {}",
         rows.len(),
-        st.base.repeats,
+        base.repeats,
         s.out.display()
     );
     Ok(())
 }
 
-/// Merges the shards of one `mia sweep` (`gpdp merge`): the outputs of the
-/// unsharded run with the same flags.
-pub fn merge_sweep(files: Vec<(String, ShardFile<SweepRow>)>, out: &Path, force: bool) -> Result<()> {
-    let merged = gpdp_experiments::shard::merge(files)?;
-    let mut s: SweepArgs = super::merge::parse_study_args("mia sweep", &merged.args)?;
-    s.out = out.to_path_buf();
-    s.force = force;
-    let st = sweep_setup(&s)?;
-    write_sweep(&s, &st, &merged.results)?;
-    println!("merged {} configurations of mia sweep into {}", merged.results.len(), out.display());
+/// Writes the outputs of a merged `mia sweep` (`gpdp merge`): those of the
+/// unsharded run with the same settings.
+pub fn write_merged(st: &MiaSweepStudy, rows: &[SweepRow], out: &Path, force: bool) -> Result<()> {
+    write_sweep(out, force, st, rows)?;
+    println!("merged {} configurations of mia sweep into {}", rows.len(), out.display());
     Ok(())
 }
 
 /// results.csv, the figures and sweep.json of a sweep (a function of the
-/// flags and the rows only, so that merged shards give the same bytes).
-fn write_sweep(s: &SweepArgs, st: &SweepSetup, rows: &[SweepRow]) -> Result<()> {
-    let (base, ridges, scales_all, draws) = (&st.base, &st.ridges, &st.scales_all, &st.draws);
-    let scales = &st.spec.scales;
-    write_dir_atomically(&s.out, s.force, |dir| {
+/// study's settings and the rows only, so that merged shards give the same bytes).
+fn write_sweep(out: &Path, force: bool, st: &MiaSweepStudy, rows: &[SweepRow]) -> Result<()> {
+    let base = &st.base();
+    let (ridges, scales_all, draws) = (&st.ridges, &st.scales, &st.draws);
+    let scales = &st.spec().scales;
+    write_dir_atomically(out, force, |dir| {
         let mut w = csv::Writer::from_path(dir.join("results.csv"))?;
         let mut header = ["ridge", "scale", "draws", "epsilon", "alpha", "auc_mean", "auc_sd"]
             .iter()

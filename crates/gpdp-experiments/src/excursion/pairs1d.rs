@@ -71,7 +71,8 @@ impl Mesh1d {
 /// trapezoid volume in [`min_volume`, `max_volume`], at most
 /// `max_components` connected components and mean component width
 /// (volume / components) ≥ `min_mean_width`, for at most `max_tries` draws.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TargetRejection {
     /// Smallest accepted volume of {f* ≥ t}.
     pub min_volume: f64,

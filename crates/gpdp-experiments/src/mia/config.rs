@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::error::{Error, Result, invalid};
 
 /// How the non-target covariates are drawn on Ω = [0, 1].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Design {
     /// i.i.d. Unif[0, 1] (the paper's text).
