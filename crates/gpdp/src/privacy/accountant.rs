@@ -130,10 +130,15 @@ impl RdpAccountant {
             .map(|&a| match self.rdp(a - 1.0) {
                 // An exact value (a single table's, or zero) is kept; any
                 // computed one is rounded up past its allowance.
-                Some((r, err)) if err == 0.0 => r.max(0.0),
                 Some((r, err)) => {
                     let v = r + err;
-                    if v.is_finite() { v.max(0.0).next_up() } else { f64::INFINITY }
+                    if err == 0.0 {
+                        r.max(0.0)
+                    } else if v.is_finite() {
+                        v.max(0.0).next_up()
+                    } else {
+                        f64::INFINITY
+                    }
                 }
                 None => f64::INFINITY,
             })

@@ -20,6 +20,7 @@ use crate::privacy::table::RdpTable;
 /// One accounted event (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant)] // events are few and short-lived; no boxing in the API
 pub enum PrivacyEvent {
     /// `draws` independent draws (or adaptively chosen rounds) of a
     /// validated posterior-sample release.
