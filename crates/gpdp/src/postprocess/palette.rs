@@ -195,7 +195,8 @@ mod tests {
         assert_eq!(nice_step(1.0, 5), 0.2);
         assert_eq!(nice_step(37.0, 8), 5.0);
         assert_eq!(nice_step(37.0, 5), 10.0);
-        assert_eq!(nice_step(0.003, 1), 0.002);
+        assert_eq!(nice_step(0.003, 1), 0.005);
+        assert_eq!(nice_step(0.0029, 1), 0.002);
         assert_eq!(linear_ticks(-0.05, 1.05, 0.2), vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]);
         assert_eq!(linear_ticks(-1.0, 1.0, 0.5), vec![-1.0, -0.5, 0.0, 0.5, 1.0]);
         assert_eq!(tick_decimals(0.2), 1);

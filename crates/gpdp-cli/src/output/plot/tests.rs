@@ -1,4 +1,5 @@
 use super::*;
+use gpdp::postprocess::palette::{linear_ticks, nice_step};
 use std::f64::consts::PI;
 
 /// (width, height) from a PNG file, checking the signature.
