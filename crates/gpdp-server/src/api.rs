@@ -212,8 +212,9 @@ async fn index() -> Response {
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], crate::web::INDEX_HTML).into_response()
 }
 
-async fn app_js() -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], crate::web::APP_JS).into_response()
+/// One of the viewer's ES modules (`main.js`, `palette.js`, …).
+fn web_module(src: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], src).into_response()
 }
 
 async fn not_found() -> ServerError {
@@ -276,9 +277,12 @@ async fn read_body(State(app): Shared, req: Request, next: Next) -> Response {
 /// The router over `app`.
 pub fn router(app: Arc<App>) -> Router {
     let max_body = app.svc.config.max_body_bytes;
-    Router::new()
-        .route("/", get(index))
-        .route("/app.js", get(app_js))
+    let mut router = Router::new().route("/", get(index));
+    for name in crate::web::module_names() {
+        let src = crate::web::module(name).unwrap_or_default();
+        router = router.route(&format!("/{name}"), get(move || async move { web_module(src) }));
+    }
+    router
         .route("/openapi.json", get(openapi))
         .route("/releases", get(list).post(create))
         .route("/releases/{id}", get(show).delete(retire))

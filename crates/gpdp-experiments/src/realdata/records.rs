@@ -1,55 +1,78 @@
 //! A streaming reader of comma-separated records (RFC 4180) that knows the
-//! exact line each record starts on.
+//! exact line each record starts on, on the `csv` crate.
 //!
 //! Both public files of the study are CSV: HM Land Registry's Price Paid
 //! Data (no header, every field quoted) and the ONS Postcode Directory (a
 //! header row, text fields quoted). They are large (GBs), so records are read
-//! one at a time into reused buffers; nothing else is kept.
+//! one at a time (a `csv::Reader` over the input, one reused `ByteRecord`,
+//! reused field buffers); nothing else is kept.
 //!
-//! Rules:
-//! - records end at LF or CRLF; lines that are empty (after removing the line
-//!   end) are skipped and still counted, so line numbers are those an editor
-//!   shows;
+//! Rules (the `csv` crate's, with no header row and a varying number of
+//! fields per record):
+//! - records end at LF, CRLF or CR; empty lines are skipped and still
+//!   counted (LFs), so line numbers are those an editor shows;
 //! - a field is either unquoted (everything up to the next comma) or quoted:
 //!   `"…"`, where `""` stands for one `"`, and commas and line breaks are
-//!   part of the field; a quoted field must be followed by a comma or the end
-//!   of the record;
-//! - a quoted field still open at the end of the file is an error at the
-//!   line where its record starts;
-//! - bytes that are not UTF-8 are replaced by U+FFFD (the study only parses
-//!   postcodes, prices, dates and coordinates, which such a byte makes
-//!   malformed anyway).
+//!   part of the field;
+//! - malformed quoting is read leniently, as `csv` does: characters after a
+//!   closing quote are appended to the field, and a quoted field still open
+//!   at the end of the file runs to the end of the file (the study's parsers
+//!   then refuse the record — a wrong number of fields or an unparsable
+//!   value — naming the line where it starts);
+//! - a field that is not UTF-8 is an error naming its line and field, never
+//!   replaced silently (a mangled postcode would just not match).
 
+use std::cell::RefCell;
 use std::io::BufRead;
+use std::rc::Rc;
 
 use crate::error::{Error, Result, io};
 
 /// Reads records one by one (see the module documentation for the rules).
 pub struct RecordReader<R> {
-    input: R,
+    input: csv::Reader<Window<R>>,
+    /// The bytes `input` has taken from the file since the end of the last
+    /// record (shared with the `Window` inside `input`).
+    window: Rc<RefCell<Recent>>,
     file: String,
-    line: u64,
-    raw: Vec<u8>,
+    record: csv::ByteRecord,
     /// Field buffers, reused across records (their capacity is kept).
     fields: Vec<String>,
-    /// Fields of the current record.
-    count: usize,
-    /// Bytes of the field being read.
-    field: Vec<u8>,
+}
+
+/// The bytes read from the file from offset `start` on.
+#[derive(Default)]
+struct Recent {
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+/// The file as `csv` reads it, with every byte also kept in `Recent` until
+/// the record it belongs to is read: `csv` starts a record's position
+/// before the empty lines it skips, so the reader finds the record's first
+/// line itself (the window holds about one buffer of input at most).
+struct Window<R> {
+    inner: R,
+    recent: Rc<RefCell<Recent>>,
+}
+
+impl<R: BufRead> std::io::Read for Window<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.recent.borrow_mut().bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
 }
 
 impl<R: BufRead> RecordReader<R> {
     /// A reader of `input`; `file` names it in errors.
     pub fn new(input: R, file: &str) -> Self {
-        RecordReader {
-            input,
-            file: file.to_string(),
-            line: 0,
-            raw: Vec::new(),
-            fields: Vec::new(),
-            count: 0,
-            field: Vec::new(),
-        }
+        let window = Rc::new(RefCell::new(Recent::default()));
+        let input = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(Window { inner: input, recent: window.clone() });
+        RecordReader { input, window, file: file.to_string(), record: csv::ByteRecord::new(), fields: Vec::new() }
     }
 
     /// The file name used in errors.
@@ -57,119 +80,61 @@ impl<R: BufRead> RecordReader<R> {
         &self.file
     }
 
-    /// Reads one physical line into `raw` (line end removed); false at EOF.
-    fn physical_line(&mut self) -> Result<bool> {
-        self.raw.clear();
-        let n = self.input.read_until(b'\n', &mut self.raw).map_err(|e| io(&self.file, e))?;
-        if n == 0 {
-            return Ok(false);
-        }
-        self.line += 1;
-        if self.raw.last() == Some(&b'\n') {
-            self.raw.pop();
-            if self.raw.last() == Some(&b'\r') {
-                self.raw.pop();
-            }
-        }
-        Ok(true)
-    }
-
     /// The next record: its starting line and fields; `None` at the end.
     pub fn next_record(&mut self) -> Result<Option<(u64, &[String])>> {
-        loop {
-            if !self.physical_line()? {
-                return Ok(None);
+        let more = self.input.read_byte_record(&mut self.record).map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            match e.into_kind() {
+                csv::ErrorKind::Io(e) => io(&self.file, e),
+                kind => Error::Malformed {
+                    file: self.file.clone(),
+                    line,
+                    field: "record".into(),
+                    message: format!("{kind:?}"),
+                },
             }
-            if !self.raw.is_empty() {
-                break;
-            }
+        })?;
+        if !more {
+            return Ok(None);
         }
-        let start = self.line;
-        self.count = 0;
-        let mut field = std::mem::take(&mut self.field);
-        field.clear();
-        let mut pos = 0;
-        loop {
-            // At the start of a field.
-            if self.raw.get(pos) == Some(&b'"') {
-                pos += 1;
-                loop {
-                    match self.raw.get(pos) {
-                        Some(b'"') if self.raw.get(pos + 1) == Some(&b'"') => {
-                            field.push(b'"');
-                            pos += 2;
-                        }
-                        Some(b'"') => {
-                            pos += 1;
-                            break;
-                        }
-                        Some(&b) => {
-                            field.push(b);
-                            pos += 1;
-                        }
-                        None => {
-                            // The quoted field continues on the next line.
-                            field.push(b'\n');
-                            if !self.physical_line()? {
-                                return Err(Error::Malformed {
-                                    file: self.file.clone(),
-                                    line: start,
-                                    field: format!("field {}", self.count + 1),
-                                    message: "quoted field is not closed before the end of the file".into(),
-                                });
-                            }
-                            pos = 0;
-                        }
-                    }
-                }
-                match self.raw.get(pos) {
-                    None | Some(b',') => {}
-                    Some(_) => {
-                        return Err(Error::Malformed {
-                            file: self.file.clone(),
-                            line: start,
-                            field: format!("field {}", self.count + 1),
-                            message: "characters after the closing quote".into(),
-                        });
-                    }
-                }
-            } else {
-                while let Some(&b) = self.raw.get(pos) {
-                    if b == b',' {
-                        break;
-                    }
-                    field.push(b);
-                    pos += 1;
-                }
-            }
-            // Invalid UTF-8 is an error naming the line and field, never
-            // replaced silently (a mangled postcode would just not match).
-            let text = std::str::from_utf8(&field).map_err(|e| Error::Malformed {
+        let line = self.start_line();
+        let count = self.record.len();
+        for (k, bytes) in self.record.iter().enumerate() {
+            let text = std::str::from_utf8(bytes).map_err(|e| Error::Malformed {
                 file: self.file.clone(),
-                line: start,
-                field: format!("field {}", self.count + 1),
+                line,
+                field: format!("field {}", k + 1),
                 message: format!(
                     "byte 0x{:02x} at position {} is not valid UTF-8",
-                    field[e.valid_up_to()],
+                    bytes[e.valid_up_to()],
                     e.valid_up_to() + 1
                 ),
             })?;
-            match self.fields.get_mut(self.count) {
+            match self.fields.get_mut(k) {
                 Some(f) => {
                     f.clear();
                     f.push_str(text);
                 }
                 None => self.fields.push(text.to_owned()),
             }
-            self.count += 1;
-            field.clear();
-            if self.raw.get(pos) == Some(&b',') {
-                pos += 1;
-                continue;
-            }
-            self.field = field;
-            return Ok(Some((start, &self.fields[..self.count])));
         }
+        Ok(Some((line, &self.fields[..count])))
+    }
+
+    /// The line the record just read starts on: `csv`'s position of it
+    /// (where the previous record ended), plus the line ends of the empty
+    /// lines between. Drops the window's bytes up to the record's end.
+    fn start_line(&mut self) -> u64 {
+        let pos = self.record.position().cloned().unwrap_or_else(csv::Position::new);
+        let end = self.input.position().byte();
+        let mut w = self.window.borrow_mut();
+        let from = (pos.byte().saturating_sub(w.start) as usize).min(w.bytes.len());
+        let skipped =
+            w.bytes[from..].iter().take_while(|b| matches!(b, b'\r' | b'\n')).filter(|&&b| b == b'\n').count();
+        let upto = (end.saturating_sub(w.start) as usize).min(w.bytes.len());
+        w.bytes.drain(..upto);
+        w.start += upto as u64;
+        pos.line() + skipped as u64
     }
 }
 
@@ -216,11 +181,29 @@ mod tests {
         assert_eq!(all(",\n").unwrap(), vec![(1, s(&["", ""]))]);
     }
 
+    /// Malformed quoting is read leniently (the `csv` crate's rules); the
+    /// record keeps the line it starts on, so the parsers' refusal names it.
     #[test]
-    fn malformed_quotes_name_the_starting_line() {
-        let e = all("a\n\"b\"c,d\n").unwrap_err().to_string();
-        assert_eq!(e, "t.csv line 2, field \"field 1\": characters after the closing quote");
-        let e = all("a\nb,\"open\nstill open\n").unwrap_err().to_string();
-        assert!(e.starts_with("t.csv line 2, field \"field 2\": quoted field is not closed"), "{e}");
+    fn malformed_quotes_are_read_leniently_at_the_starting_line() {
+        assert_eq!(all("a\n\"b\"c,d\n").unwrap(), vec![(1, s(&["a"])), (2, s(&["bc", "d"]))]);
+        assert_eq!(
+            all("a\nb,\"open\nstill open\n").unwrap(),
+            vec![(1, s(&["a"])), (2, s(&["b", "open\nstill open\n"]))]
+        );
+    }
+
+    #[test]
+    fn long_input_streams_with_exact_line_numbers() {
+        let mut text = String::new();
+        for k in 0..10_000 {
+            text.push_str(&format!("\"{k}\",\"x{k}\"\r\n"));
+            if k % 1000 == 0 {
+                text.push('\n');
+            }
+        }
+        let got = all(&text).unwrap();
+        assert_eq!(got.len(), 10_000);
+        assert_eq!(got[1], (3, s(&["1", "x1"])));
+        assert_eq!(got[9_999].0, 10_000 + 10);
     }
 }

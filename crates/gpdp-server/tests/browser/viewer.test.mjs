@@ -187,6 +187,22 @@ async function run() {
     dpr: window.gpdpViewer.dpr,
     plot: window.gpdpViewer.plotRect,
   }));
+  // ---- one palette and one tick rule: the viewer's functions give the
+  // library's values (the samples the server generated into palette.js), and
+  // the map's range ends have viridis's end stops, as in the PNG figures.
+  const mismatches = await page.evaluate(() => window.gpdpViewer.selfCheck());
+  check(mismatches.length === 0, `the viewer disagrees with gpdp::postprocess::palette: ${mismatches.slice(0, 5).join('; ')}`);
+  const ends = await page.evaluate(() => window.gpdpViewer.range.map((v) => window.gpdpViewer.colourFor(v)));
+  check(
+    viewer.range[1] > viewer.range[0] ? JSON.stringify(ends) === '[[68,1,84],[253,231,37]]' : true,
+    `the map's range ends have colours ${JSON.stringify(ends)}, expected viridis's ends [68,1,84] and [253,231,37]`,
+  );
+  for (const mod of ['main.js', 'palette.js', 'colour.js', 'ticks.js', 'map.js', 'state.js', 'api.js', 'selfcheck.js']) {
+    const res = await fetch(`${BASE}/${mod}`);
+    const type = res.headers.get('content-type') || '';
+    check(res.ok && type.startsWith('text/javascript'), `/${mod}: HTTP ${res.status}, Content-Type "${type}" (want text/javascript)`);
+  }
+
   check(viewer.releaseId === releaseId, `the page shows release "${viewer.releaseId}", expected "${releaseId}"`);
   check(viewer.dim === dim, `the page thinks the release has dimension ${viewer.dim}, the server says ${dim}`);
 

@@ -14,6 +14,7 @@ pub mod excursion;
 pub mod geojson;
 pub mod grid;
 pub mod metrics;
+pub mod palette;
 pub mod smoothing;
 
 pub use contour::{Polygon, boundary_lines, excursion_polygons, signed_area};

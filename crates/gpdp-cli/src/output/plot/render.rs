@@ -1,0 +1,178 @@
+//! The rendering core: PNG (supersampled bitmap) and SVG back ends, the
+//! embedded font, atomic writes, size limits, shared colours.
+
+use super::*;
+
+pub(super) type Area<DB> = DrawingArea<DB, Shift>;
+pub(super) type Coord = Cartesian2d<AxisCoord, AxisCoord>;
+pub(super) type Chart<'a, DB> = ChartContext<'a, DB, Coord>;
+
+/// The font family of all text: the embedded DejaVu Sans is registered with
+/// plotters under this name (which PNGs are drawn with), and SVGs name it as
+/// their `font-family` — DejaVu Sans where installed, else the viewer's
+/// generic sans-serif font.
+pub(super) const FONT: &str = "DejaVu Sans, sans-serif";
+pub(super) const FONT_BYTES: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
+
+/// Registers the embedded font with plotters once (also as plotters'
+/// default family, sans-serif).
+pub(super) fn ensure_font() -> Result<()> {
+    static OK: OnceLock<bool> = OnceLock::new();
+    let ok = *OK.get_or_init(|| {
+        [FONT, "sans-serif"]
+            .iter()
+            .all(|name| plotters::style::register_font(name, FontStyle::Normal, FONT_BYTES).is_ok())
+    });
+    ensure!(ok, "the embedded font DejaVuSans.ttf could not be loaded");
+    Ok(())
+}
+
+/// A figure drawn on any backend, in drawing pixels: SS× the output size.
+pub(super) trait Figure {
+    /// What drawing it returns (e.g. where its maps lie).
+    type Out;
+    fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> Result<Self::Out>;
+}
+
+/// Draws `fig` of `size` output pixels and writes it to `path` in the format
+/// of its extension ([`FigureFormat::of`]).
+pub(super) fn write_figure<F: Figure>(path: &Path, size: (u32, u32), fig: &F) -> Result<F::Out> {
+    match FigureFormat::of(path) {
+        FigureFormat::Png => {
+            let mut out = None;
+            let rgb = render(size, |root| {
+                out = Some(fig.draw(root)?);
+                Ok(())
+            })?;
+            write_png_atomically(path, size, &rgb)?;
+            out.context("the figure was not drawn")
+        }
+        FigureFormat::Svg => {
+            let (svg, out) = render_svg(size, |root| fig.draw(root))?;
+            replace_atomically(path, "svg", |tmp| Ok(std::fs::write(tmp, svg.as_bytes())?))?;
+            Ok(out)
+        }
+    }
+}
+
+/// Draws an SVG document of `size` output pixels: `draw` gets an area of SS×
+/// that size (as for [`render`], so the geometry is the PNG's, at twice its
+/// resolution); the document's viewBox is that area and its width and height
+/// are `size`. Axis-aligned rectangles (heat-map cells, colour-bar strips)
+/// are rendered with crisp edges, so that abutting cells show no hairline
+/// seams of the background between them.
+pub(super) fn render_svg<T>(size: (u32, u32), draw: impl FnOnce(&Area<Svg<'_>>) -> Result<T>) -> Result<(String, T)> {
+    check_figure_size(size)?;
+    ensure_font()?;
+    let (bw, bh) = (size.0 * SS, size.1 * SS);
+    let mut doc = String::new();
+    let out = {
+        let root = Svg(SVGBackend::with_string(&mut doc, (bw, bh))).into_drawing_area();
+        root.fill(&WHITE).map_err(pe)?;
+        let out = draw(&root)?;
+        root.present().map_err(pe)?;
+        out
+    };
+    // plotters' root element, with width and height = the viewBox.
+    let head =
+        format!(r#"<svg width="{bw}" height="{bh}" viewBox="0 0 {bw} {bh}" xmlns="http://www.w3.org/2000/svg">"#);
+    let body = doc.strip_prefix(&head).context("unexpected SVG from plotters (root element)")?;
+    // Attributes plotters writes at their initial values (no attribute value
+    // or text can hold a quote: both are escaped): a third of a cell's bytes.
+    let body = body.replace(r#" opacity="1""#, "").replace(r#" stroke="none""#, "");
+    let (w, h) = size;
+    Ok((
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {bw} {bh}\">\n<style>rect {{ shape-rendering: crispEdges }}</style>{body}"
+        ),
+        out,
+    ))
+}
+
+/// Refuses a figure of more than [`MAX_PIXELS`] output pixels.
+pub(super) fn check_figure_size(size: (u32, u32)) -> Result<()> {
+    ensure!(
+        size.0 as u64 * size.1 as u64 <= MAX_PIXELS,
+        "a figure of {}×{} px is too large (at most {} Mpx)",
+        size.0,
+        size.1,
+        MAX_PIXELS / 1_000_000
+    );
+    Ok(())
+}
+
+pub(super) fn font(px: f64) -> TextStyle<'static> {
+    (FONT, px.max(6.0)).into_font().color(&BLACK)
+}
+
+/// A plotters error as an anyhow error.
+pub(super) fn pe<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("plotting failed: {e:?}")
+}
+
+/// Supersampling factor: figures are drawn at SS× the output size and
+/// averaged down, which antialiases lines and markers (plotters' bitmap
+/// backend does not) and halves the rounding errors of glyph placement.
+pub(super) const SS: u32 = 2;
+
+/// Largest figure, in output pixels (the supersampled buffer is SS² times
+/// larger).
+pub(super) const MAX_PIXELS: u64 = 16_000_000;
+
+/// Renders into a white RGB buffer of the given size. `draw` gets an area of
+/// SS× that size and must scale its geometry accordingly.
+pub(super) fn render(size: (u32, u32), draw: impl FnOnce(&Area<BitMapBackend<'_>>) -> Result<()>) -> Result<Vec<u8>> {
+    check_figure_size(size)?;
+    ensure_font()?;
+    let (bw, bh) = ((size.0 * SS) as usize, (size.1 * SS) as usize);
+    let mut big = vec![255u8; 3 * bw * bh];
+    {
+        let root = BitMapBackend::with_buffer(&mut big, (bw as u32, bh as u32)).into_drawing_area();
+        root.fill(&WHITE).map_err(pe)?;
+        draw(&root)?;
+        root.present().map_err(pe)?;
+    }
+    let (w, h, k) = (size.0 as usize, size.1 as usize, SS as usize);
+    let mut out = vec![0u8; 3 * w * h];
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..3 {
+                let mut sum = 0u32;
+                for dy in 0..k {
+                    let row = (y * k + dy) * bw;
+                    for dx in 0..k {
+                        sum += big[3 * (row + x * k + dx) + c] as u32;
+                    }
+                }
+                out[3 * (y * w + x) + c] = ((sum + (k * k / 2) as u32) / (k * k) as u32) as u8;
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(super) fn check_chart_px((w, h): (u32, u32)) -> Result<()> {
+    ensure!(
+        (160..=4000).contains(&w) && (120..=4000).contains(&h),
+        "chart size {w}×{h} px is outside 160..=4000 × 120..=4000"
+    );
+    Ok(())
+}
+
+/// Qualitative colours (matplotlib's tab10).
+pub const QUALITATIVE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+pub(super) const GRID_LINE: RGBColor = RGBColor(222, 222, 222);
+pub(super) const MINOR_LINE: RGBColor = RGBColor(240, 240, 240);
+pub(super) const GUIDE: RGBColor = RGBColor(90, 90, 90);
