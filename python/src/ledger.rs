@@ -86,8 +86,7 @@ impl PyLedger {
     /// composed guarantee would exceed the budget. Returns the reservation
     /// (its `id`, this release's ε and the composed ε).
     fn reserve<'py>(&self, py: Python<'py>, dataset: &str, mechanism: &PyMechanism) -> PyResult<Bound<'py, PyAny>> {
-        let p = mechanism.inner().params();
-        let r = self.with(|l| l.reserve(dataset, &p.release, p.draws))?;
+        let r = self.with(|l| l.reserve(dataset, mechanism.inner()))?;
         to_py_value(py, &r)
     }
 
@@ -95,7 +94,7 @@ impl PyLedger {
     /// published and where.
     #[pyo3(signature = (id, files_hash, out))]
     fn commit(&self, id: i64, files_hash: &str, out: &str) -> PyResult<()> {
-        self.with(|l| l.commit(id, files_hash, out))
+        self.with(|l| l.commit_id(id, files_hash, out))
     }
 
     /// Reserves, releases and commits in one call: the data and the query
@@ -120,10 +119,9 @@ impl PyLedger {
         out: &str,
     ) -> PyResult<PyRelease> {
         let m = mechanism.get();
-        let p = m.inner().params();
         // Data and query checks first: a refused release reserves nothing.
         let prepared = m.prepare(py, X, y, query, grid, seed)?;
-        let res = self.with(|l| l.reserve(dataset, &p.release, p.draws))?;
+        let res = self.with(|l| l.reserve(dataset, m.inner()))?;
         let rel = m.draw(py, prepared)?;
         let mut h = Sha256::new();
         for path in rel.paths_ref() {
@@ -132,7 +130,7 @@ impl PyLedger {
             }
         }
         let hash: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        self.with(|l| l.commit(res.id, &hash, out))?;
+        self.with(|l| l.commit(res, &hash, out))?;
         m.warn_if_clipped(py, &rel)?;
         Ok(rel)
     }

@@ -226,10 +226,7 @@ impl Service {
         // Ledger first (refused beyond the budget: nothing is stored), then
         // the store, then the ledger's commit — all before any value exists.
         let reservation = match (&self.ledger, &dataset) {
-            (Some(l), Some(d)) => {
-                let p = mechanism.params();
-                Some(l.lock().map_err(poisoned)?.reserve(d, &p.release, p.draws)?)
-            }
+            (Some(l), Some(d)) => Some(l.lock().map_err(poisoned)?.reserve_for(d, &mechanism, &data)?),
             _ => None,
         };
         let spec_json = serde_json::to_string(&resolved).map_err(|e| ServerError::Store(e.to_string()))?;
@@ -244,7 +241,7 @@ impl Service {
         drop(store);
         if let (Some(l), Some(res)) = (&self.ledger, reservation) {
             l.lock().map_err(poisoned)?.commit(
-                res.id,
+                res,
                 &sha256_hex(spec_json.as_bytes()),
                 &format!("gpdp serve: {id}"),
             )?;

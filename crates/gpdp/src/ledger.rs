@@ -42,7 +42,12 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::model::draws::Draws;
 use crate::model::kernel::{Kernel, KernelKind};
+use crate::mechanism::Mechanism;
+use crate::model::data::Dataset;
 use crate::privacy::accountant::RdpAccountant;
+use crate::privacy::event::PrivacyEvent;
+use crate::privacy::table::{LEDGER_ORDERS, RdpTable};
+use crate::spec::ReleaseSpec;
 use crate::privacy::cache::AccountingCache;
 use crate::privacy::conversion::Conversion;
 use crate::privacy::release::ReleaseParams;
@@ -146,8 +151,19 @@ pub struct Entry {
     pub id: i64,
     /// `reserved` (counted; drawing may have happened) or `committed` (published).
     pub status: String,
-    /// Its public parameters.
+    /// Its public parameters (the accountant's).
     pub params: RecordedParams,
+    /// Its release spec (every public keyword), when recorded (schema 2).
+    pub spec: Option<ReleaseSpec>,
+    /// The gpdp version that reserved it; `None` for an entry of a ledger
+    /// written before gpdp recorded it (schema 1).
+    pub gpdp_version: Option<String>,
+    /// The accounted Rényi curve of this release on [`LEDGER_ORDERS`]:
+    /// composition sums these stored curves, never re-deriving a release.
+    pub curve: RdpTable,
+    /// Which gpdp derived the stored curve when migrating a schema-1 ledger
+    /// (its entries had no curve); `None` when the reserving gpdp stored it.
+    pub migrated_by: Option<String>,
     /// ε of this release alone at the budget's δ.
     pub epsilon: f64,
     /// ε of everything recorded up to and including it, composed, at the budget's δ.
@@ -162,8 +178,9 @@ pub struct Entry {
     pub out: Option<String>,
 }
 
-/// A reservation: the release may now draw; commit it once published.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A reservation: the release may now draw; commit it once published
+/// ([`Ledger::commit`] consumes it).
+#[derive(Debug, PartialEq, Serialize)]
 pub struct Reservation {
     /// The entry's id.
     pub id: i64,
@@ -216,7 +233,8 @@ impl Ledger {
     /// (another application's database, a non-SQLite file, an empty file) is
     /// refused with nothing written to it: the file stays byte-identical.
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = file::open_read_write(path)?;
+        let mut conn = file::open_read_write(path)?;
+        migrate(&mut conn, path)?;
         Ok(Ledger { conn, path: path.to_path_buf(), read_only: false, cache: AccountingCache::default() })
     }
 
@@ -321,23 +339,38 @@ impl Ledger {
         entries_in(&self.conn, dataset, &self.path)
     }
 
-    /// Reserves the budget for `draws` draws of `params` on `dataset` (step
-    /// 1 of the protocol): refused ([`Error::BudgetExceeded`]) when the
-    /// composed guarantee would exceed the budget.
-    pub fn reserve(&mut self, dataset: &str, params: &ReleaseParams, draws: Draws) -> Result<Reservation> {
+    /// Checks `data` against the mechanism's public data policy, then
+    /// reserves (step 1): a dataset the policy refuses records nothing.
+    pub fn reserve_for(&mut self, dataset: &str, mechanism: &Mechanism, data: &Dataset) -> Result<Reservation> {
+        mechanism.check_data(data)?;
+        self.reserve(dataset, mechanism)
+    }
+
+    /// Reserves the budget for one use of `mechanism` (all its draws) on
+    /// `dataset` (step 1 of the protocol): refused ([`Error::BudgetExceeded`])
+    /// when the composed guarantee would exceed the budget. The entry stores
+    /// the mechanism's spec, this gpdp's version and its accounted Rényi
+    /// curve on [`LEDGER_ORDERS`]; the composed guarantee sums the stored
+    /// curves of every recorded release and this one (no release is
+    /// re-derived) and converts once. Check the data first
+    /// ([`Ledger::reserve_for`]); draw only after this returns.
+    pub fn reserve(&mut self, dataset: &str, mechanism: &Mechanism) -> Result<Reservation> {
         self.writable("reserve a release")?;
-        let recorded = RecordedParams::new(params, draws)?;
+        let p = mechanism.params();
+        let recorded = RecordedParams::new(&p.release, p.draws)?;
+        let spec = ReleaseSpec::of(mechanism)?;
+        let release = mechanism.accounted_release().clone();
+        let curve = RdpTable::of(&PrivacyEvent::gp_release(release.clone(), p.draws), &LEDGER_ORDERS)?;
         let path = self.path.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
         let budget = budget_in(&tx, dataset, &path)?;
+        let entries = entries_in(&tx, dataset, &path)?;
+        let alone = release.epsilon(p.draws, budget.delta, budget.conversion)?.epsilon;
         let mut acc = RdpAccountant::with_cache(self.cache.clone());
-        for e in entries_in(&tx, dataset, &path)? {
-            let (p, l) = e.params.params()?;
-            acc.compose_release(p.check()?, l);
+        for e in &entries {
+            acc.compose(PrivacyEvent::Tabulated(e.curve.clone()))?;
         }
-        let release = params.check()?;
-        let alone = release.epsilon(draws, budget.delta, budget.conversion)?.epsilon;
-        acc.compose_release(release, draws);
+        acc.compose(PrivacyEvent::Tabulated(curve.clone()))?;
         let composed = acc.epsilon(budget.delta, budget.conversion)?.epsilon;
         if !(composed <= budget.epsilon) {
             return Err(Error::BudgetExceeded(format!(
@@ -345,13 +378,13 @@ impl Ledger {
                 quoted(dataset),
                 budget.epsilon,
                 budget.delta,
-                acc.events().len() - 1
+                entries.len()
             )));
         }
-        let json = serde_json::to_string(&recorded).map_err(|e| Error::Input(format!("ledger: {e}")))?;
+        let json = |v: &dyn erased::Json| v.json().map_err(|e| Error::Input(format!("ledger: {e}")));
         tx.execute(
-            "INSERT INTO releases (dataset, status, params, epsilon, composed_epsilon, reserved_at) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5)",
-            params![dataset, json, alone, composed, now()],
+            "INSERT INTO releases (dataset, status, params, epsilon, composed_epsilon, reserved_at, spec, gpdp_version, curve) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![dataset, json(&recorded)?, alone, composed, now(), json(&spec)?, GPDP_VERSION, json(&curve)?],
         )
         .map_err(|e| db(e, &path))?;
         let id = tx.last_insert_rowid();
@@ -360,7 +393,13 @@ impl Ledger {
     }
 
     /// Marks a reserved release as published (step 2 of the protocol).
-    pub fn commit(&mut self, id: i64, files_hash: &str, out: &str) -> Result<()> {
+    pub fn commit(&mut self, reservation: Reservation, files_hash: &str, out: &str) -> Result<()> {
+        self.commit_id(reservation.id, files_hash, out)
+    }
+
+    /// [`Ledger::commit`] by the entry's id (a reservation made by another
+    /// process, e.g. recorded in an operator's log).
+    pub fn commit_id(&mut self, id: i64, files_hash: &str, out: &str) -> Result<()> {
         self.writable("commit a release")?;
         let path = self.path.clone();
         let n = self
@@ -417,38 +456,46 @@ fn similar_name(conn: &Connection, dataset: &str, path: &Path) -> Result<Option<
 }
 
 fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry>> {
+    // A schema-1 ledger opened read-only has no curve columns: derive them.
+    let v2 = file::has_curve_columns(conn, path)?;
+    let columns = if v2 { "spec, gpdp_version, curve, migrated_by" } else { "NULL, NULL, NULL, NULL" };
     let mut st = conn
-        .prepare(
-            "SELECT id, status, params, epsilon, composed_epsilon, reserved_at, committed_at, files_hash, out
-             FROM releases WHERE dataset = ?1 ORDER BY id",
-        )
+        .prepare(&format!(
+            "SELECT id, status, params, epsilon, composed_epsilon, reserved_at, committed_at, files_hash, out, {columns}
+             FROM releases WHERE dataset = ?1 ORDER BY id"
+        ))
         .map_err(|e| db(e, path))?;
+    type Row = (i64, String, String, f64, f64, String, Option<String>, Option<String>, Option<String>);
+    type Extra = (Option<String>, Option<String>, Option<String>, Option<String>);
     let rows = st
         .query_map([dataset], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, f64>(3)?,
-                r.get::<_, f64>(4)?,
-                r.get::<_, String>(5)?,
-                r.get::<_, Option<String>>(6)?,
-                r.get::<_, Option<String>>(7)?,
-                r.get::<_, Option<String>>(8)?,
-            ))
+            let row: Row = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?);
+            let extra: Extra = (r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?);
+            Ok((row, extra))
         })
         .map_err(|e| db(e, path))?;
     let mut out = Vec::new();
     for row in rows {
-        let (id, status, params, epsilon, composed_epsilon, reserved_at, committed_at, files_hash, out_dir) =
+        let ((id, status, params, epsilon, composed_epsilon, reserved_at, committed_at, files_hash, out_dir), extra) =
             row.map_err(|e| db(e, path))?;
-        let params: RecordedParams = serde_json::from_str(&params).map_err(|e| {
-            Error::Input(format!("ledger {}: release {id} has unreadable parameters: {e}", path.display()))
-        })?;
+        let unreadable = |what: &str, e: String| {
+            Error::Input(format!("ledger {}: release {id} has unreadable {what}: {e}", path.display()))
+        };
+        let params: RecordedParams = serde_json::from_str(&params).map_err(|e| unreadable("parameters", e.to_string()))?;
+        let (spec, gpdp_version, curve, migrated_by) = extra;
+        let spec = spec.map(|s| serde_json::from_str(&s)).transpose().map_err(|e| unreadable("spec", e.to_string()))?;
+        let curve = match curve {
+            Some(c) => serde_json::from_str(&c).map_err(|e| unreadable("Rényi curve", e.to_string()))?,
+            None => derived_curve(&params)?,
+        };
         out.push(Entry {
             id,
             status,
             params,
+            spec,
+            gpdp_version,
+            curve,
+            migrated_by,
             epsilon,
             composed_epsilon,
             reserved_at,
@@ -458,6 +505,68 @@ fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry
         });
     }
     Ok(out)
+}
+
+/// The Rényi curve of a recorded release, derived by this gpdp from its
+/// stored parameters (for schema-1 entries, which stored none).
+fn derived_curve(p: &RecordedParams) -> Result<RdpTable> {
+    let (params, draws) = p.params()?;
+    RdpTable::of(&PrivacyEvent::gp_release(params.check()?, draws), &LEDGER_ORDERS)
+}
+
+/// Brings a schema-1 ledger to schema 2 in one transaction: adds the spec,
+/// version and curve columns, and stores for every entry the curve this gpdp
+/// derives from its parameters, marked `migrated_by` this version (the
+/// parameters of a schema-1 entry are all its accountant needed).
+fn migrate(conn: &mut Connection, path: &Path) -> Result<()> {
+    if file::has_curve_columns(conn, path)? {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, path))?;
+    if !file::has_curve_columns(&tx, path)? {
+        tx.execute_batch(
+            "ALTER TABLE releases ADD COLUMN spec TEXT;
+             ALTER TABLE releases ADD COLUMN gpdp_version TEXT;
+             ALTER TABLE releases ADD COLUMN curve TEXT;
+             ALTER TABLE releases ADD COLUMN migrated_by TEXT;",
+        )
+        .map_err(|e| db(e, path))?;
+        let rows: Vec<(i64, String)> = {
+            let mut st = tx.prepare("SELECT id, params FROM releases ORDER BY id").map_err(|e| db(e, path))?;
+            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| db(e, path))?
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|e| db(e, path))?
+        };
+        for (id, params) in rows {
+            let p: RecordedParams = serde_json::from_str(&params).map_err(|e| {
+                Error::Input(format!("ledger {}: release {id} has unreadable parameters: {e}", path.display()))
+            })?;
+            let curve = serde_json::to_string(&derived_curve(&p)?).map_err(|e| Error::Input(format!("ledger: {e}")))?;
+            tx.execute(
+                "UPDATE releases SET curve = ?2, migrated_by = ?3 WHERE id = ?1",
+                params![id, curve, GPDP_VERSION],
+            )
+            .map_err(|e| db(e, path))?;
+        }
+        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};")).map_err(|e| db(e, path))?;
+    }
+    tx.commit().map_err(|e| db(e, path))
+}
+
+/// This gpdp's version, as entries record it.
+pub const GPDP_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+mod erased {
+    /// A value serialised to JSON (one closure for several types).
+    pub trait Json {
+        fn json(&self) -> serde_json::Result<String>;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> serde_json::Result<String> {
+            serde_json::to_string(self)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -122,6 +122,20 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
                             e["reserved_at"].as_str().unwrap_or(""),
                             e["out"].as_str().map(|o| format!(" → {}", escaped(o))).unwrap_or_default()
                         );
+                        // Composition uses each entry's stored Rényi curve: say whose it is.
+                        let this = gpdp::ledger::GPDP_VERSION;
+                        match (e["gpdp_version"].as_str(), e["migrated_by"].as_str()) {
+                            (Some(v), _) if v != this => println!(
+                                "      reserved by gpdp {v} (this is {this}): composed from the curve it stored"
+                            ),
+                            (None, Some(by)) => println!(
+                                "      from a ledger written before gpdp stored curves: its curve was derived from its parameters by gpdp {by}"
+                            ),
+                            (None, None) => println!(
+                                "      from a ledger written before gpdp stored curves: composed from the curve this gpdp derives from its parameters (the ledger is migrated when next opened for writing)"
+                            ),
+                            _ => {}
+                        }
                     }
                 }
             }

@@ -610,7 +610,7 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     let mut ledger = None;
     if let (Some(path), Some(dataset)) = (&a.ledger, &a.dataset) {
         let mut l = gpdp::ledger::Ledger::open(path)?;
-        let r = l.reserve(dataset, &mechanism.params().release, mechanism.params().draws)?;
+        let r = l.reserve_for(dataset, &mechanism, &data)?;
         eprintln!(
             "ledger: reserved release #{} of {} (ε = {:.4}; composed ε = {:.4} of the budget's {})",
             r.id,
@@ -619,9 +619,9 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
             r.composed_epsilon,
             r.budget.epsilon
         );
-        ledger = Some((l, r.id));
+        ledger = Some((l, r));
     }
-    let reserved = ledger.as_ref().map(|(_, id)| *id);
+    let reserved = ledger.as_ref().map(|(_, r)| r.id);
     // Until the folder is in place nothing is published; a failure says so,
     // and what became of the budget.
     let unpublished = |e: anyhow::Error| {
@@ -651,8 +651,10 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         cause,
     };
     let mut ledger_state = None;
-    if let (Some((mut l, id)), Some(dataset)) = (ledger, &a.dataset) {
-        let committed = hash_files(out, &outputs).and_then(|h| Ok(l.commit(id, &h, &out.display().to_string())?));
+    if let (Some((mut l, reservation)), Some(dataset)) = (ledger, &a.dataset) {
+        let id = reservation.id;
+        let committed =
+            hash_files(out, &outputs).and_then(|h| Ok(l.commit(reservation, &h, &out.display().to_string())?));
         if let Err(e) = committed {
             let state = format!("ledger entry #{id} of '{dataset}' stays reserved, counted against the budget");
             return Err(after("recording it in the ledger".into(), Some(state), e).into());

@@ -35,7 +35,13 @@ use crate::error::{Error, Result};
 pub const APPLICATION_ID: u32 = u32::from_be_bytes(*b"gpdp");
 
 /// `PRAGMA user_version` of the ledger's current schema.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 adds, per release, its spec, the gpdp version that reserved it
+/// and its accounted Rényi curve (`spec`, `gpdp_version`, `curve`,
+/// `migrated_by`); a version-1 ledger is migrated when opened for writing.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The columns schema 2 adds to `releases`.
+const CURVE_COLUMNS: [&str; 4] = ["spec", "gpdp_version", "curve", "migrated_by"];
 
 /// The ledger's tables and their columns, in order.
 const TABLES: [(&str, &[&str]); 2] = [
@@ -74,7 +80,11 @@ pub(super) const SCHEMA: &str = "CREATE TABLE budgets (
         reserved_at TEXT NOT NULL,
         committed_at TEXT,
         files_hash TEXT,
-        out TEXT);";
+        out TEXT,
+        spec TEXT,
+        gpdp_version TEXT,
+        curve TEXT,
+        migrated_by TEXT);";
 
 pub(super) fn db(e: rusqlite::Error, path: &Path) -> Error {
     Error::Input(format!("ledger {}: {e}", path.display()))
@@ -155,11 +165,24 @@ fn has_ledger_schema(conn: &Connection, path: &Path) -> Result<bool> {
             .map_err(|e| db(e, path))?
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| db(e, path))?;
-        if got != columns {
+        // Schema 1 had the releases' columns without the curve columns.
+        let v2: Vec<&str> = columns.iter().copied().chain(if table == "releases" { CURVE_COLUMNS.to_vec() } else { vec![] }).collect();
+        if got != columns && got != v2 {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// Whether the ledger's releases have the schema-2 columns.
+pub(super) fn has_curve_columns(conn: &Connection, path: &Path) -> Result<bool> {
+    let mut st = conn.prepare("SELECT name FROM pragma_table_info('releases')").map_err(|e| db(e, path))?;
+    let got: Vec<String> = st
+        .query_map([], |r| r.get(0))
+        .map_err(|e| db(e, path))?
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| db(e, path))?;
+    Ok(CURVE_COLUMNS.iter().all(|c| got.iter().any(|g| g == c)))
 }
 
 fn user_version(conn: &Connection, path: &Path) -> Result<u32> {

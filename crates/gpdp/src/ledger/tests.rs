@@ -5,6 +5,12 @@ fn params(ridge: f64) -> ReleaseParams {
     ReleaseParams::new(Kernel::exponential(0.3).unwrap(), Domain::interval(0.0, 1.0).unwrap(), 100, ridge, 1.0)
 }
 
+fn mech(ridge: f64) -> Mechanism {
+    crate::mechanism::MechanismParams::new(params(ridge), 1e-5, crate::model::units::ResponseScale::Bound(1.0))
+        .check()
+        .unwrap()
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gpdp-ledger-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -48,19 +54,31 @@ fn composes_refuses_and_counts_reservations() {
         a.epsilon(1e-5, Conversion::Improved).unwrap().epsilon
     };
     assert!(two < 2.0 * alone);
-    l.init("sensors", two * 1.0001, 1e-5, Conversion::Improved).unwrap();
+    // The ledger composes the releases' stored curves (tables on LEDGER_ORDERS):
+    // an upper bound on the exact composition, within 2 %.
+    let table = RdpTable::of(&PrivacyEvent::gp_release(params(2.0).check().unwrap(), Draws::ONE), &LEDGER_ORDERS).unwrap();
+    let tab = |k: usize| {
+        let mut a = RdpAccountant::new();
+        for _ in 0..k {
+            a.compose(PrivacyEvent::Tabulated(table.clone())).unwrap();
+        }
+        a.epsilon(1e-5, Conversion::Improved).unwrap().epsilon
+    };
+    let (one_tab, two_tab) = (tab(1), tab(2));
+    assert!(one_tab >= alone && one_tab <= 1.02 * alone && two_tab >= two && two_tab <= 1.02 * two);
+    l.init("sensors", two_tab * 1.0001, 1e-5, Conversion::Improved).unwrap();
     assert!(l.init("sensors", 5.0, 1e-5, Conversion::Improved).is_err(), "a budget cannot be reset");
-    let r1 = l.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
-    assert!((r1.epsilon - alone).abs() < 1e-12 && (r1.composed_epsilon - alone).abs() < 1e-12);
+    let r1 = l.reserve("sensors", &mech(2.0)).unwrap();
+    assert!((r1.epsilon - alone).abs() < 1e-12 && r1.composed_epsilon == one_tab);
     // Not committed (as if killed after drawing): it still counts.
-    let r2 = l.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
-    assert!((r2.composed_epsilon - two).abs() < 1e-9 * two);
-    l.commit(r2.id, "abc", "/tmp/out").unwrap();
-    let e = l.reserve("sensors", &params(2.0), Draws::ONE).unwrap_err();
+    let r2 = l.reserve("sensors", &mech(2.0)).unwrap();
+    assert_eq!(r2.composed_epsilon, two_tab);
+    l.commit_id(r2.id, "abc", "/tmp/out").unwrap();
+    let e = l.reserve("sensors", &mech(2.0)).unwrap_err();
     assert!(matches!(e, Error::BudgetExceeded(_)) && e.to_string().contains("nothing was drawn"), "{e}");
     let entries = l.entries("sensors").unwrap();
     assert_eq!(entries.iter().map(|e| e.status.as_str()).collect::<Vec<_>>(), ["reserved", "committed"]);
-    assert!(l.commit(r2.id, "abc", "/tmp/out").is_err(), "committed twice");
+    assert!(l.commit_id(r2.id, "abc", "/tmp/out").is_err(), "committed twice");
     // Reopened from disk: the same state.
     drop(l);
     let l = Ledger::open(&path).unwrap();
@@ -97,7 +115,7 @@ fn concurrent_reservations_never_exceed_the_budget() {
                 let mut l = Ledger::open(&path).unwrap();
                 let mut ok = 0;
                 for _ in 0..fit {
-                    match l.reserve("d", &params(2.0), Draws::ONE) {
+                    match l.reserve("d", &mech(2.0)) {
                         Ok(r) => {
                             assert!(r.composed_epsilon <= budget);
                             ok += 1;
@@ -190,7 +208,7 @@ fn new_ledgers_are_marked_and_old_ones_still_open() {
     drop(r);
     assert_eq!(std::fs::read(&old).unwrap(), before);
     let mut w = Ledger::open(&old).unwrap();
-    w.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
+    w.reserve("sensors", &mech(2.0)).unwrap();
     drop(w);
     assert_eq!(&std::fs::read(&old).unwrap()[68..72], b"gpdp");
     assert_eq!(Ledger::open_read_only(&old).unwrap().entries("sensors").unwrap().len(), 1);
@@ -202,8 +220,8 @@ fn new_ledgers_are_marked_and_old_ones_still_open() {
 fn read_only_ledgers_read_and_refuse_writes() {
     let (path, mut l) = temp_ledger("read-only");
     l.init("sensors", 10.0, 1e-5, Conversion::Improved).unwrap();
-    let r = l.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
-    l.commit(r.id, "abc", "/tmp/out").unwrap();
+    let r = l.reserve("sensors", &mech(2.0)).unwrap();
+    l.commit_id(r.id, "abc", "/tmp/out").unwrap();
     drop(l);
     let before = std::fs::read(&path).unwrap();
     let mut ro = Ledger::open_read_only(&path).unwrap();
@@ -212,8 +230,8 @@ fn read_only_ledgers_read_and_refuse_writes() {
     assert_eq!(ro.budgets().unwrap().len(), 1);
     for e in [
         ro.init("other", 1.0, 1e-5, Conversion::Improved).unwrap_err(),
-        ro.reserve("sensors", &params(2.0), Draws::ONE).unwrap_err(),
-        ro.commit(r.id, "abc", "/tmp/out").unwrap_err(),
+        ro.reserve("sensors", &mech(2.0)).unwrap_err(),
+        ro.commit_id(r.id, "abc", "/tmp/out").unwrap_err(),
     ] {
         assert!(e.to_string().contains("opened read-only"), "{e}");
     }
@@ -223,7 +241,7 @@ fn read_only_ledgers_read_and_refuse_writes() {
     // With a writer's connection open (a write-ahead log present), a
     // read-only open reads through SQLite's locks and sees its commits.
     let mut w = Ledger::open(&path).unwrap();
-    w.reserve("sensors", &params(2.0), Draws::ONE).unwrap();
+    w.reserve("sensors", &mech(2.0)).unwrap();
     assert!(!sidecars_of(&path).is_empty());
     assert_eq!(Ledger::open_read_only(&path).unwrap().entries("sensors").unwrap().len(), 2);
     drop(w);
@@ -248,7 +266,7 @@ fn names_differing_only_by_case_or_whitespace_are_refused() {
     ] {
         let e = l.init(name, 5.0, 1e-5, Conversion::Improved).unwrap_err().to_string();
         assert!(e.contains(&format!("the existing dataset {existing}")) && e.contains("exact strings"), "{e}");
-        let e = l.reserve(name, &params(2.0), Draws::ONE).unwrap_err().to_string();
+        let e = l.reserve(name, &mech(2.0)).unwrap_err().to_string();
         assert!(e.contains("has no budget") && e.contains(&format!("the dataset {existing}")), "{e}");
     }
     assert_eq!(l.budgets().unwrap().len(), 2);
@@ -259,4 +277,118 @@ fn names_differing_only_by_case_or_whitespace_are_refused() {
     let e = l.init("evil\u{1b}]0;x\u{7}", 5.0, 1e-5, Conversion::Improved).unwrap_err().to_string();
     assert!(e.contains("evil\\u{1b}]0;x\\u{7}") && !e.contains('\u{1b}'), "{e}");
     assert!(l.budgets().unwrap().iter().any(|b| b.dataset == "evil\u{1b}]0;x\u{7}"));
+}
+
+/// A ledger as gpdp wrote it before schema 2 (no spec, version or curve per
+/// release): one budget and two releases of `mech(2.0)`.
+fn schema_1_ledger(name: &str) -> PathBuf {
+    let path = temp_dir(name).join("old.sqlite");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "PRAGMA application_id = {}; PRAGMA user_version = 1;
+         CREATE TABLE budgets (dataset TEXT PRIMARY KEY, epsilon REAL NOT NULL, delta REAL NOT NULL,
+             conversion TEXT NOT NULL, created TEXT NOT NULL);
+         CREATE TABLE releases (id INTEGER PRIMARY KEY AUTOINCREMENT,
+             dataset TEXT NOT NULL REFERENCES budgets(dataset),
+             status TEXT NOT NULL CHECK (status IN ('reserved', 'committed')), params TEXT NOT NULL,
+             epsilon REAL NOT NULL, composed_epsilon REAL NOT NULL, reserved_at TEXT NOT NULL,
+             committed_at TEXT, files_hash TEXT, out TEXT);
+         INSERT INTO budgets VALUES ('sensors', 100.0, 1e-5, 'improved', '2026-01-01T00:00:00Z');",
+        APPLICATION_ID as i32
+    ))
+    .unwrap();
+    let json = serde_json::to_string(&RecordedParams::new(&params(2.0), Draws::ONE).unwrap()).unwrap();
+    for _ in 0..2 {
+        conn.execute(
+            "INSERT INTO releases (dataset, status, params, epsilon, composed_epsilon, reserved_at) VALUES ('sensors', 'committed', ?1, 1.0, 1.0, '2026-01-01T00:00:00Z')",
+            [&json],
+        )
+        .unwrap();
+    }
+    path
+}
+
+#[test]
+fn a_schema_1_ledger_is_read_migrated_and_composed_from_its_stored_curves() {
+    let path = schema_1_ledger("migrate");
+    let derived = RdpTable::of(&PrivacyEvent::gp_release(params(2.0).check().unwrap(), Draws::ONE), &LEDGER_ORDERS).unwrap();
+    // Read-only: nothing is written; the curves are derived in memory.
+    let before = std::fs::read(&path).unwrap();
+    {
+        let ro = Ledger::open_read_only(&path).unwrap();
+        let e = ro.entries("sensors").unwrap();
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].curve, derived);
+        assert_eq!((e[0].gpdp_version.as_deref(), e[0].migrated_by.as_deref()), (None, None));
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "a read-only open changed the file");
+    // Opened for writing: migrated in place, the curves stored and marked.
+    let mut l = Ledger::open(&path).unwrap();
+    let e = l.entries("sensors").unwrap();
+    assert!(e.iter().all(|e| e.curve == derived && e.migrated_by.as_deref() == Some(GPDP_VERSION) && e.spec.is_none()));
+    let r = l.reserve("sensors", &mech(2.0)).unwrap();
+    let mut acc = RdpAccountant::new();
+    for _ in 0..3 {
+        acc.compose(PrivacyEvent::Tabulated(derived.clone())).unwrap();
+    }
+    assert_eq!(r.composed_epsilon, acc.epsilon(1e-5, Conversion::Improved).unwrap().epsilon);
+    // Three tabulated releases compose to at most 2% above the continuous composition.
+    let mut exact = RdpAccountant::new();
+    for _ in 0..3 {
+        exact.compose_release(params(2.0).check().unwrap(), Draws::ONE);
+    }
+    let exact = exact.epsilon(1e-5, Conversion::Improved).unwrap().epsilon;
+    assert!(r.composed_epsilon >= exact && r.composed_epsilon <= 1.02 * exact, "{} vs {exact}", r.composed_epsilon);
+    let e = l.entries("sensors").unwrap();
+    assert_eq!(e[2].gpdp_version.as_deref(), Some(GPDP_VERSION));
+    assert_eq!(e[2].migrated_by, None);
+    assert_eq!(e[2].spec.as_ref().unwrap().ridge, Some(2.0));
+    drop(l);
+    // Opening again migrates nothing twice.
+    let l = Ledger::open(&path).unwrap();
+    assert_eq!(l.entries("sensors").unwrap().len(), 3);
+}
+
+/// A release reserved by one gpdp and composed by the next: the next
+/// composes the stored curve, whatever its own code would derive.
+#[test]
+fn an_entry_of_another_version_is_composed_from_its_stored_curve() {
+    let (path, mut l) = temp_ledger("versions");
+    l.init("sensors", 1000.0, 1e-5, Conversion::Improved).unwrap();
+    l.reserve("sensors", &mech(2.0)).unwrap();
+    drop(l);
+    // Simulate an older gpdp whose accountant was twice as pessimistic.
+    let conn = Connection::open(&path).unwrap();
+    let stored: String = conn.query_row("SELECT curve FROM releases WHERE id = 1", [], |r| r.get(0)).unwrap();
+    let t: RdpTable = serde_json::from_str(&stored).unwrap();
+    let doubled = RdpTable::new(t.orders().to_vec(), t.values().iter().map(|v| 2.0 * v).collect()).unwrap();
+    conn.execute(
+        "UPDATE releases SET curve = ?1, gpdp_version = '0.0.9' WHERE id = 1",
+        [serde_json::to_string(&doubled).unwrap()],
+    )
+    .unwrap();
+    drop(conn);
+    let mut l = Ledger::open(&path).unwrap();
+    let r = l.reserve("sensors", &mech(2.0)).unwrap();
+    let mut acc = RdpAccountant::new();
+    acc.compose(PrivacyEvent::Tabulated(doubled)).unwrap().compose(PrivacyEvent::Tabulated(t.clone())).unwrap();
+    assert_eq!(r.composed_epsilon, acc.epsilon(1e-5, Conversion::Improved).unwrap().epsilon);
+    let mut same = RdpAccountant::new();
+    same.compose(PrivacyEvent::Tabulated(t.clone())).unwrap().compose(PrivacyEvent::Tabulated(t)).unwrap();
+    assert!(r.composed_epsilon > same.epsilon(1e-5, Conversion::Improved).unwrap().epsilon);
+    assert_eq!(l.entries("sensors").unwrap()[0].gpdp_version.as_deref(), Some("0.0.9"));
+}
+
+#[test]
+fn reserve_for_checks_the_data_before_recording_anything() {
+    let (_, mut l) = temp_ledger("policy");
+    l.init("sensors", 1000.0, 1e-5, Conversion::Improved).unwrap();
+    let m = mech(2.0);
+    let outside = Dataset::new(
+        crate::model::points::Points::from_1d(&(0..100).map(|i| 1.5 + i as f64).collect::<Vec<_>>()),
+        vec![0.0; 100],
+    )
+    .unwrap();
+    assert!(l.reserve_for("sensors", &m, &outside).is_err());
+    assert!(l.entries("sensors").unwrap().is_empty(), "a refused dataset consumed budget");
 }

@@ -1,12 +1,9 @@
 //! Behaviour of `gpdp account`, `calibrate` and `posterior` from the
 //! command line: outputs, JSON shape, and one-line errors for bad input.
 
-use assert_cmd::Command;
+use crate::common::gpdp;
 use serde_json::Value;
 
-fn gpdp() -> Command {
-    Command::cargo_bin("gpdp").unwrap()
-}
 
 const FIG3: [&str; 16] = [
     "account",

@@ -1,14 +1,11 @@
 //! `gpdp mia`, `gpdp mia sweep` and `gpdp figure bounds` end to end, at
 //! small sizes.
 
+use crate::common::gpdp;
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn gpdp() -> Command {
-    Command::cargo_bin("gpdp").unwrap()
-}
 
 #[test]
 fn mia_json_has_the_documented_shape() {

@@ -1,14 +1,11 @@
 //! `gpdp plan` (hyperparameters and utility against ε on public/proxy data)
 //! and `gpdp release --plan`.
 
+use crate::common::gpdp;
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn gpdp() -> Command {
-    Command::cargo_bin("gpdp").unwrap()
-}
 
 /// 600 synthetic readings of a Matérn-3/2 field with ℓ = 500 m, σ = 6 and
 /// noise sd 1.5 µg/m³ around 20 µg/m³ (scripts/make_pm25_proxy.py).

@@ -1,15 +1,12 @@
 //! What `gpdp release` publishes: the library's release, byte for byte; and a
 //! published folder that depends only on public inputs and the draws.
 
+use crate::common::gpdp;
 use std::path::Path;
 
-use assert_cmd::Command;
 use gpdp::{CovariateLattice, Grid, Kernel, MechanismParams, Query, ReleaseParams, ReleaseRng};
 use serde_json::Value;
 
-fn gpdp() -> Command {
-    Command::cargo_bin("gpdp").unwrap()
-}
 
 fn run_ok(args: &[&str]) -> (String, String) {
     let o = gpdp().args(args).output().unwrap();

@@ -1,12 +1,9 @@
 //! `gpdp excursion 1d` end to end on a tiny study: the output files, their
 //! columns, the labels of the published constants, help text and errors.
 
-use assert_cmd::Command;
+use crate::common::gpdp;
 use serde_json::Value;
 
-fn gpdp() -> Command {
-    Command::cargo_bin("gpdp").unwrap()
-}
 
 /// A tiny study: 20 pairs, a 2 × 3 × 3 grid, one refinement round.
 fn tiny(out: &std::path::Path, constants: &str) -> Vec<String> {

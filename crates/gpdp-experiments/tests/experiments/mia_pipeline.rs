@@ -70,7 +70,7 @@ fn sweep_rows_and_validation() {
 
 /// The acceptance timing: n = 10, ℓ = 1, r = 0.1, σ = 0.5, L = 3,
 /// 10 000 shadow + 10 000 evaluation datasets per hypothesis, one seed.
-/// Run: `cargo test --release -p gpdp-experiments --test mia_pipeline -- --ignored --nocapture`
+/// Run: `cargo test --release --workspace --test experiments -- mia_pipeline:: --ignored --nocapture`
 #[test]
 #[ignore]
 fn timing_acceptance() {

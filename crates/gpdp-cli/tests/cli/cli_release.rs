@@ -1,14 +1,11 @@
 //! `gpdp release` and `gpdp demo`: reproducibility, privacy flag, outputs,
 //! and one-line refusals that leave nothing behind.
 
+use crate::common::gpdp;
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn gpdp() -> Command {
-    Command::cargo_bin("gpdp").unwrap()
-}
 
 const DATA_1D: &str = "x,y\n0.1,0.5\n0.3,-0.2\n0.35,1.4\n0.6,0.9\n0.9,-1.0\n";
 

@@ -44,7 +44,7 @@
 //! the search steps; minutes) is
 //!
 //! ```text
-//! cargo test --release -p gpdp --test soundness -- --ignored --nocapture
+//! cargo test --release --workspace --test lib -- soundness:: --ignored --nocapture
 //! ```
 
 use std::time::Instant;
@@ -1427,7 +1427,7 @@ fn audit_against_bounds_scaled_by_0_99_reports_violations() {
 }
 
 #[test]
-#[ignore = "long soundness run (minutes): cargo test --release -p gpdp --test soundness -- --ignored --nocapture"]
+#[ignore = "long soundness run (minutes): cargo test --release --workspace --test lib -- soundness:: --ignored --nocapture"]
 fn sound_all_setups_long() {
     for index in 0..setups().len() {
         audit_setup(index, LONG);

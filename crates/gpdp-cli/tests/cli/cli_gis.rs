@@ -8,7 +8,7 @@
 //! ```sh
 //! python3 -m venv target/ci-venv
 //! target/ci-venv/bin/pip install --only-binary :all: 'numpy==2.*' 'rasterio==1.*' 'pyogrio==0.*' 'shapely==2.*'
-//! GPDP_GIS_PYTHON=$PWD/target/ci-venv/bin/python cargo test --release -p gpdp-cli --test cli_gis -- --ignored
+//! GPDP_GIS_PYTHON=$PWD/target/ci-venv/bin/python cargo test --release --workspace --test cli -- cli_gis:: --ignored
 //! ```
 //!
 //! (from the workspace root; GPDP_GIS_PYTHON must be absolute, as the tests
@@ -43,7 +43,7 @@ fn python() -> PathBuf {
             "GPDP_GIS_PYTHON is unset: set it to a Python with rasterio, pyogrio and shapely, e.g.\n  \
              python3 -m venv target/ci-venv && target/ci-venv/bin/pip install --only-binary :all: 'numpy==2.*' \
              'rasterio==1.*' 'pyogrio==0.*' 'shapely==2.*'\n  \
-             GPDP_GIS_PYTHON=$PWD/target/ci-venv/bin/python cargo test --release -p gpdp-cli --test cli_gis -- --ignored"
+             GPDP_GIS_PYTHON=$PWD/target/ci-venv/bin/python cargo test --release --workspace --test cli -- cli_gis:: --ignored"
         ),
     }
 }

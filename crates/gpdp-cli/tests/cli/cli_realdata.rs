@@ -1,14 +1,11 @@
 //! `gpdp excursion real` and `gpdp hexbin` on the synthetic fixtures in the
 //! real formats (crates/gpdp-experiments/tests/data/realdata).
 
+use crate::common::gpdp;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn gpdp() -> Command {
-    Command::cargo_bin("gpdp").unwrap()
-}
 
 fn fixture(name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../gpdp-experiments/tests/data/realdata").join(name);
