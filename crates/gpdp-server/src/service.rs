@@ -240,11 +240,7 @@ impl Service {
         store.insert_release(&stored, &now())?;
         drop(store);
         if let (Some(l), Some(res)) = (&self.ledger, reservation) {
-            l.lock().map_err(poisoned)?.commit(
-                res,
-                &sha256_hex(spec_json.as_bytes()),
-                &format!("gpdp serve: {id}"),
-            )?;
+            l.lock().map_err(poisoned)?.commit(res, &sha256_hex(spec_json.as_bytes()), &format!("gpdp serve: {id}"))?;
         }
         let entry = Entry {
             id: id.clone(),

@@ -40,17 +40,17 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::draws::Draws;
-use crate::model::kernel::{Kernel, KernelKind};
 use crate::mechanism::Mechanism;
 use crate::model::data::Dataset;
+use crate::model::draws::Draws;
+use crate::model::kernel::{Kernel, KernelKind};
 use crate::privacy::accountant::RdpAccountant;
-use crate::privacy::event::PrivacyEvent;
-use crate::privacy::table::{LEDGER_ORDERS, RdpTable};
-use crate::spec::ReleaseSpec;
 use crate::privacy::cache::AccountingCache;
 use crate::privacy::conversion::Conversion;
+use crate::privacy::event::PrivacyEvent;
 use crate::privacy::release::ReleaseParams;
+use crate::privacy::table::{LEDGER_ORDERS, RdpTable};
+use crate::spec::ReleaseSpec;
 
 mod file;
 pub mod names;
@@ -469,7 +469,8 @@ fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry
     type Extra = (Option<String>, Option<String>, Option<String>, Option<String>);
     let rows = st
         .query_map([dataset], |r| {
-            let row: Row = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?);
+            let row: Row =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?);
             let extra: Extra = (r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?);
             Ok((row, extra))
         })
@@ -481,7 +482,8 @@ fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry
         let unreadable = |what: &str, e: String| {
             Error::Input(format!("ledger {}: release {id} has unreadable {what}: {e}", path.display()))
         };
-        let params: RecordedParams = serde_json::from_str(&params).map_err(|e| unreadable("parameters", e.to_string()))?;
+        let params: RecordedParams =
+            serde_json::from_str(&params).map_err(|e| unreadable("parameters", e.to_string()))?;
         let (spec, gpdp_version, curve, migrated_by) = extra;
         let spec = spec.map(|s| serde_json::from_str(&s)).transpose().map_err(|e| unreadable("spec", e.to_string()))?;
         let curve = match curve {

@@ -4,7 +4,6 @@
 use crate::common::gpdp;
 use serde_json::Value;
 
-
 const FIG3: [&str; 16] = [
     "account",
     "--kernel",

@@ -4,7 +4,6 @@
 use crate::common::gpdp;
 use serde_json::Value;
 
-
 /// A tiny study: 20 pairs, a 2 × 3 × 3 grid, one refinement round.
 fn tiny(out: &std::path::Path, constants: &str) -> Vec<String> {
     [

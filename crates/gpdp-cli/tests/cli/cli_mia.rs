@@ -6,7 +6,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-
 #[test]
 fn mia_json_has_the_documented_shape() {
     let o = gpdp()

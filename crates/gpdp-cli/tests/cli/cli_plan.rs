@@ -6,7 +6,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-
 /// 600 synthetic readings of a Matérn-3/2 field with ℓ = 500 m, σ = 6 and
 /// noise sd 1.5 µg/m³ around 20 µg/m³ (scripts/make_pm25_proxy.py).
 const PROXY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng_proxy.csv");

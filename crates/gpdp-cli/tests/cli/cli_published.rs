@@ -7,7 +7,6 @@ use std::path::Path;
 use gpdp::{CovariateLattice, Grid, Kernel, MechanismParams, Query, ReleaseParams, ReleaseRng};
 use serde_json::Value;
 
-
 fn run_ok(args: &[&str]) -> (String, String) {
     let o = gpdp().args(args).output().unwrap();
     assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-
 fn fixture(name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../gpdp-experiments/tests/data/realdata").join(name);
     p.to_str().unwrap().to_string()

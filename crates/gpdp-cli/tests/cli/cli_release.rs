@@ -6,7 +6,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-
 const DATA_1D: &str = "x,y\n0.1,0.5\n0.3,-0.2\n0.35,1.4\n0.6,0.9\n0.9,-1.0\n";
 
 fn write(dir: &Path, name: &str, body: &str) -> String {

@@ -2,7 +2,6 @@
 //! library and its dependencies), one module per area. Run one area with a
 //! filter, e.g. `cargo test --release --workspace --test cli -- cli_ledger::`.
 
-mod common;
 mod cli_account;
 mod cli_excursion1d;
 mod cli_excursion2d;
@@ -18,5 +17,6 @@ mod cli_release;
 mod cli_reliability;
 mod cli_serve;
 mod cli_shard;
+mod common;
 mod repository;
 mod spec_coverage;

@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 const TOKEN: &str = "spec-token-91ab";
 
 fn examples() -> (Map<String, Value>, Map<String, Value>) {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spec_examples.json")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spec_examples.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     (v["base"].as_object().unwrap().clone(), v["examples"].as_object().unwrap().clone())
 }
@@ -132,7 +133,7 @@ fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
                 break;
             }
             out.push_str(&r[..n]);
-            s = &r[n..].trim_start_matches("\r\n");
+            s = r[n..].trim_start_matches("\r\n");
         }
         out
     } else {
@@ -151,7 +152,11 @@ impl Drop for Server {
 
 fn server(dir: &Path) -> Server {
     let config = dir.join("server.toml");
-    std::fs::write(&config, format!("state = \"state.sqlite\"\nallow_without_ledger = true\nadmin_token = \"{TOKEN}\"\n")).unwrap();
+    std::fs::write(
+        &config,
+        format!("state = \"state.sqlite\"\nallow_without_ledger = true\nadmin_token = \"{TOKEN}\"\n"),
+    )
+    .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpdp"))
         .args(["serve", "--config"])
         .arg(&config)
@@ -181,7 +186,8 @@ fn the_server_accepts_every_key_and_releases_with_it() {
         let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body).to_string());
         assert_eq!(st, 201, "key {key}: {v}");
         let id = v["id"].as_str().unwrap();
-        let (st, v) = request(&s.1, "POST", &format!("/releases/{id}/eval"), &json!({"points": [[0.5, 0.5]]}).to_string());
+        let (st, v) =
+            request(&s.1, "POST", &format!("/releases/{id}/eval"), &json!({"points": [[0.5, 0.5]]}).to_string());
         assert_eq!(st, 200, "key {key}: {v}");
     }
     // An unknown key is refused 400, naming it.

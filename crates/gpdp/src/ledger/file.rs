@@ -166,7 +166,8 @@ fn has_ledger_schema(conn: &Connection, path: &Path) -> Result<bool> {
             .collect::<std::result::Result<_, _>>()
             .map_err(|e| db(e, path))?;
         // Schema 1 had the releases' columns without the curve columns.
-        let v2: Vec<&str> = columns.iter().copied().chain(if table == "releases" { CURVE_COLUMNS.to_vec() } else { vec![] }).collect();
+        let v2: Vec<&str> =
+            columns.iter().copied().chain(if table == "releases" { CURVE_COLUMNS.to_vec() } else { vec![] }).collect();
         if got != columns && got != v2 {
             return Ok(false);
         }

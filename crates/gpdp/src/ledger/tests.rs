@@ -56,7 +56,8 @@ fn composes_refuses_and_counts_reservations() {
     assert!(two < 2.0 * alone);
     // The ledger composes the releases' stored curves (tables on LEDGER_ORDERS):
     // an upper bound on the exact composition, within 2 %.
-    let table = RdpTable::of(&PrivacyEvent::gp_release(params(2.0).check().unwrap(), Draws::ONE), &LEDGER_ORDERS).unwrap();
+    let table =
+        RdpTable::of(&PrivacyEvent::gp_release(params(2.0).check().unwrap(), Draws::ONE), &LEDGER_ORDERS).unwrap();
     let tab = |k: usize| {
         let mut a = RdpAccountant::new();
         for _ in 0..k {
@@ -311,7 +312,8 @@ fn schema_1_ledger(name: &str) -> PathBuf {
 #[test]
 fn a_schema_1_ledger_is_read_migrated_and_composed_from_its_stored_curves() {
     let path = schema_1_ledger("migrate");
-    let derived = RdpTable::of(&PrivacyEvent::gp_release(params(2.0).check().unwrap(), Draws::ONE), &LEDGER_ORDERS).unwrap();
+    let derived =
+        RdpTable::of(&PrivacyEvent::gp_release(params(2.0).check().unwrap(), Draws::ONE), &LEDGER_ORDERS).unwrap();
     // Read-only: nothing is written; the curves are derived in memory.
     let before = std::fs::read(&path).unwrap();
     {

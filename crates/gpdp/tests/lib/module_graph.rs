@@ -160,7 +160,15 @@ fn cycles_in(src: &Path) -> Vec<Vec<String>> {
             }
         }
     }
-    let mut s = S { edges: &edges, index: BTreeMap::new(), low: BTreeMap::new(), stack: Vec::new(), on: BTreeSet::new(), next: 0, out: Vec::new() };
+    let mut s = S {
+        edges: &edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
     for m in modules.keys() {
         if !s.index.contains_key(m) {
             visit(&mut s, m);
@@ -181,7 +189,11 @@ fn the_reader_finds_a_planted_cycle() {
     std::fs::write(src.join("lib.rs"), "mod a;\nmod b;\n").unwrap();
     std::fs::write(src.join("a/mod.rs"), "mod c;\npub use c::C;\nuse crate::b::B;\n").unwrap();
     std::fs::write(src.join("a/c.rs"), "pub struct C;\nuse super::super::b::B; // through b\n").unwrap();
-    std::fs::write(src.join("b.rs"), "pub struct B;\nfn f() -> crate::a::C { todo!() }\n#[cfg(test)]\nuse crate::nothing;\n").unwrap();
+    std::fs::write(
+        src.join("b.rs"),
+        "pub struct B;\nfn f() -> crate::a::C { todo!() }\n#[cfg(test)]\nuse crate::nothing;\n",
+    )
+    .unwrap();
     let cycles = cycles_in(&src);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(cycles, vec![vec!["a".to_string(), "b".to_string()]]);
