@@ -113,7 +113,7 @@ def test_the_data_policy_and_bad_data_raise_clear_errors():
         clip.release(np.zeros((12, 1, 1)), Y1, Q1, seed=1)
     with pytest.raises(gpdp.ParameterError, match="query/grid"):
         clip.release(X1, Y1, seed=1)
-    with pytest.raises(gpdp.ParameterError, match="scale σ"):
+    with pytest.raises(gpdp.ParameterError, match="scale: inf: must be a finite number"):
         gpdp.Mechanism(n=12, **dict(model, scale=float("inf")))
     with pytest.raises(gpdp.BudgetExceededError, match="refusing to release"):
         gpdp.Mechanism(n=12, max_epsilon=0.5, **model)

@@ -392,7 +392,7 @@ impl ReleaseSpec {
         match self.solved()? {
             Solved::Fixed => p.check(),
             Solved::Calibrate { target_epsilon, solve: Solve::Ridge, floor } => {
-                crate::plan::calibrate_with_floor(&p, target_epsilon, floor)
+                p.calibrate_with_floor(target_epsilon, floor)
             }
             Solved::Calibrate { target_epsilon, solve, .. } => p.calibrate(solve, target_epsilon),
         }

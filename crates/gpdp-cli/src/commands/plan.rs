@@ -9,9 +9,9 @@ use gpdp::model::domain::Domain;
 use gpdp::model::kernel::KernelKind;
 use gpdp::model::units::ResponseRange;
 use gpdp::plan::{Bounds, FitOptions, Plan, PlannedRelease, UtilityOptions};
-use gpdp::{Dataset, Draws, Grid, MechanismParams};
+use gpdp::{Dataset, Draws, Grid};
 
-use crate::args::{ReleaseArgs, parse_f64, require_with_example};
+use crate::args::{parse_f64, require_with_example};
 use crate::output::files::write_dir_atomically;
 use crate::output::gis::Crs;
 use crate::output::plot::{LineChart, Series, SeriesStyle, line_charts};
@@ -352,31 +352,25 @@ pub fn run(a: PlanArgs) -> Result<()> {
         fit.log_marginal_likelihood
     );
 
+    // The release the plan is for, as a release spec (plan.json stores it;
+    // `gpdp release --plan` takes its kernel, ℓ, σ, domain, response scale,
+    // units and ridge floor): only the target ε is left to the release.
+    let spec = {
+        let mut s = gpdp::ReleaseSpec::new(a.kernel, domain.clone(), delta);
+        s.lengthscale = a.kernel.has_lengthscale().then_some(h.lengthscale);
+        s.scale = Some(h.scale);
+        s.draws = a.draws;
+        s.response_range = a.response_range;
+        s.response_bound = a.response_range.is_none().then_some(m_y);
+        s.units = a.units.clone();
+        s.ridge_floor = Some(h.ridge());
+        s
+    };
+    // The utility simulation calibrates the ridge at each target ε itself.
     let template = {
-        let model = ReleaseArgs {
-            kernel: Some(a.kernel),
-            lengthscale: Some(h.lengthscale),
-            domain: Some(domain.clone()),
-            ridge: None,
-            scale: Some(h.scale),
-            gp_noise: None,
-            draws: Some(a.draws),
-            response_bound: a.response_range.is_none().then_some(m_y),
-            sensitivity: None,
-            rkhs_norm: None,
-            conversion: None,
-            bound: None,
-        };
-        let res = model.resolve(n_private, false, true)?;
-        let scale = match a.response_range {
-            Some(r) => gpdp::ResponseScale::Range(r),
-            None => gpdp::ResponseScale::Bound(m_y),
-        };
-        let mut p = MechanismParams::new(res.params, delta, scale);
-        p.draws = res.draws;
-        p.conversion = res.conversion;
-        p.units = a.units.clone();
-        p
+        let mut s = spec.clone();
+        s.target_epsilon = Some(a.epsilons[0]);
+        s.params(n_private)?
     };
     let threshold = a.threshold.unwrap_or(a.response_range.map_or(0.0, |r| r.mid()));
     let uopts = UtilityOptions {
@@ -418,6 +412,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
             draws: a.draws.get(),
             delta,
             threshold,
+            spec,
         },
         utility,
     };

@@ -390,9 +390,14 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
         proxy: plan.proxy.clone(),
         proxy_sha256: plan.proxy_sha256.clone(),
     };
-    let kind: gpdp::model::kernel::KernelKind =
-        plan.fit.kernel.parse().map_err(|e| anyhow::anyhow!("--plan {}: kernel: {e}", path.display()))?;
-    let h = plan.fit.hyper;
+    // The plan's release spec: everything but the target ε.
+    let planned_spec = &plan.release.spec;
+    let kind = planned_spec.kernel;
+    let h = gpdp::plan::Hyper {
+        lengthscale: planned_spec.lengthscale.unwrap_or(1.0),
+        scale: planned_spec.scale.with_context(|| format!("--plan {}: its spec has no scale", path.display()))?,
+        ..plan.fit.hyper
+    };
     let same = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1e-300);
     let m = &mut a.model;
     if m.kernel.is_some_and(|k| k != kind) {
@@ -408,8 +413,7 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
     m.lengthscale = Some(h.lengthscale);
     m.scale = Some(h.scale);
     let mut taken = vec![format!("kernel {kind}, ℓ = {}, σ = {}", h.lengthscale, h.scale)];
-    let planned: gpdp::model::domain::Domain =
-        plan.release.domain.parse().map_err(|e| anyhow::anyhow!("--plan {}: domain: {e}", path.display()))?;
+    let planned: gpdp::model::domain::Domain = planned_spec.domain.clone();
     match &m.domain {
         None => {
             taken.push(format!("domain {planned}"));
@@ -421,31 +425,32 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
         Some(_) => {}
     }
     if a.response_range.is_none() && m.response_bound.is_none() {
-        if let Some(r) = plan.release.response_range {
+        if let Some(r) = planned_spec.response_range {
             taken.push(format!("response range {},{}", r.lo, r.hi));
             a.response_range = Some(gpdp::model::units::ResponseRange::new(r.lo, r.hi)?);
         } else {
-            m.response_bound = Some(plan.release.response_bound);
+            m.response_bound = planned_spec.response_bound;
         }
-    } else if a.response_range.map(|r| (r.lo, r.hi)) != plan.release.response_range.map(|r| (r.lo, r.hi)) {
+    } else if a.response_range.map(|r| (r.lo, r.hi)) != planned_spec.response_range.map(|r| (r.lo, r.hi)) {
         bail!(
             "the response range/bound differs from the plan's (--plan {}): σ was fitted on responses scaled by the plan's range — drop --response-range/--response-bound or re-plan",
             path.display()
         );
     }
     if a.units.is_none() {
-        a.units = plan.release.units.clone();
+        a.units = planned_spec.units.clone();
     }
     if a.model.ridge.is_none() && a.solve == Solve::Ridge {
-        if a.ridge_floor.is_some_and(|f| f != plan.fitted_ridge) {
+        let fitted_ridge = planned_spec.ridge_floor.unwrap_or(plan.fitted_ridge);
+        if a.ridge_floor.is_some_and(|f| f != fitted_ridge) {
             bail!(
                 "--ridge-floor contradicts the plan's fitted ridge λ/σ = {} (--plan {}): drop one",
-                plan.fitted_ridge,
+                fitted_ridge,
                 path.display()
             );
         }
-        a.ridge_floor = Some(plan.fitted_ridge);
-        taken.push(format!("ridge floor λ/σ = {}", plan.fitted_ridge));
+        a.ridge_floor = Some(fitted_ridge);
+        taken.push(format!("ridge floor λ/σ = {fitted_ridge}"));
     }
     eprintln!("plan {}: took {}", path.display(), taken.join("; "));
     Ok(())

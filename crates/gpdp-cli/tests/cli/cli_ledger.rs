@@ -111,7 +111,9 @@ fn budgets_are_composed_and_enforced() {
     assert_eq!(rel.len(), 2);
     assert!(rel.iter().all(|e| e["status"] == "committed" && e["files_hash"].as_str().unwrap().len() == 64));
     let composed = rel[1]["composed_epsilon"].as_f64().unwrap();
-    assert!((composed - two).abs() < 1e-9 * two, "{composed} vs {two}");
+    // The ledger composes the releases' stored Rényi curves (tables on a
+    // fixed order grid): an upper bound, within 2 % of the exact composition.
+    assert!(composed >= two * (1.0 - 1e-12) && composed <= 1.02 * two, "{composed} vs {two}");
     // The ledger must stay out of the published folder; an unknown dataset is refused.
     let inside = t.path().join("o9");
     std::fs::create_dir_all(&inside).unwrap();

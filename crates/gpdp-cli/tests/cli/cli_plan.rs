@@ -211,7 +211,8 @@ fn a_plan_fitted_on_the_data_being_released_is_refused() {
         sha2::Sha256::digest(std::fs::read(&private).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
     assert_eq!(p["proxy_sha256"], want.as_str());
-    assert_eq!(p["version"], 2);
+    assert_eq!(p["version"], 3);
+    assert_eq!(p["release"]["spec"]["kernel"], p["fit"]["kernel"], "plan.json stores the release spec: {p}");
     let release = |data: &Path, out: &Path| {
         gpdp()
             .args(["release", "--plan", planned.join("plan.json").to_str().unwrap(), "--data", data.to_str().unwrap()])

@@ -41,7 +41,7 @@ mod report;
 
 use std::time::Instant;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, fmt_value};
 use crate::model::data::Dataset;
 use crate::model::draws::Draws;
 use crate::model::points::Points;
@@ -158,6 +158,42 @@ impl MechanismParams {
             )));
         }
         Mechanism::assemble(params, release, privacy, Some((c, target_epsilon)))
+    }
+
+    /// The mechanism for `target_epsilon`: the smallest ridge meeting it, or
+    /// `ridge_floor` when that is larger and the accountant's ε there is within
+    /// the target too (it is then below it). With a floor, a target every ridge
+    /// meets is served at the floor. The ε is always the accountant's at the
+    /// ridge used, and never above the target.
+    pub fn calibrate_with_floor(&self, target_epsilon: f64, ridge_floor: Option<f64>) -> Result<Mechanism> {
+        let params = self;
+        let calibrated = params.calibrate(Solve::Ridge, target_epsilon);
+        let floor = match ridge_floor {
+            Some(f) if f.is_finite() && f > 0.0 => f,
+            Some(f) => {
+                return Err(Error::InvalidParameter {
+                    name: "ridge floor",
+                    value: fmt_value(f),
+                    requirement: "finite and > 0",
+                });
+            }
+            None => return calibrated,
+        };
+        match calibrated {
+            Ok(m) if m.accounted_release().params().ridge >= floor => Ok(m),
+            Ok(m) => {
+                let mut p = params.clone();
+                p.release.ridge = floor;
+                let at_floor = p.check()?;
+                Ok(if at_floor.privacy().epsilon <= target_epsilon { at_floor } else { m })
+            }
+            Err(Error::Unconstrained(_)) => {
+                let mut p = params.clone();
+                p.release.ridge = floor;
+                p.check()
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Whether the release uses Lemma B.8 (an assumption on the data).

@@ -33,7 +33,7 @@ pub use utility::{Summary, Utility, UtilityAt, UtilityOptions, calibrate_with_fl
 use crate::model::units::ResponseRange;
 
 /// Version of the [`Plan`] schema (plan.json).
-pub const PLAN_VERSION: u32 = 2;
+pub const PLAN_VERSION: u32 = 3;
 
 /// What a plan is computed from, stated in every plan.json.
 pub const PLAN_NOTE: &str = "Computed from PUBLIC or proxy data only (never the private data): the hyperparameters are public inputs of the release, and the utility figures are simulations on the proxy with seeded draws, not releases.";
@@ -91,6 +91,10 @@ pub struct PlannedRelease {
     pub delta: f64,
     /// Excursion level t (data units) of the utility figures.
     pub threshold: f64,
+    /// The release's spec (docs/spec.md): the fitted kernel, ℓ and σ, the
+    /// domain, δ, L, the response scale, the units and the ridge floor λ/σ
+    /// — everything but the target ε, which the release gives (version 3).
+    pub spec: crate::spec::ReleaseSpec,
 }
 
 #[cfg(test)]

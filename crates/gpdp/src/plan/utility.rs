@@ -98,43 +98,14 @@ pub struct Utility {
     pub baseline_iou: Summary,
 }
 
-/// The mechanism for `target_epsilon`: the smallest ridge meeting it, or
-/// `ridge_floor` when that is larger and the accountant's ε there is within
-/// the target too (it is then below it). With a floor, a target every ridge
-/// meets is served at the floor. The ε is always the accountant's at the
-/// ridge used, and never above the target.
+/// The mechanism for `target_epsilon` with the ridge not below
+/// `ridge_floor`: [`MechanismParams::calibrate_with_floor`].
 pub fn calibrate_with_floor(
     params: &MechanismParams,
     target_epsilon: f64,
     ridge_floor: Option<f64>,
 ) -> Result<Mechanism> {
-    let calibrated = params.calibrate(Solve::Ridge, target_epsilon);
-    let floor = match ridge_floor {
-        Some(f) if f.is_finite() && f > 0.0 => f,
-        Some(f) => {
-            return Err(Error::InvalidParameter {
-                name: "ridge floor",
-                value: fmt_value(f),
-                requirement: "finite and > 0",
-            });
-        }
-        None => return calibrated,
-    };
-    match calibrated {
-        Ok(m) if m.accounted_release().params().ridge >= floor => Ok(m),
-        Ok(m) => {
-            let mut p = params.clone();
-            p.release.ridge = floor;
-            let at_floor = p.check()?;
-            Ok(if at_floor.privacy().epsilon <= target_epsilon { at_floor } else { m })
-        }
-        Err(Error::Unconstrained(_)) => {
-            let mut p = params.clone();
-            p.release.ridge = floor;
-            p.check()
-        }
-        Err(e) => Err(e),
-    }
+    params.calibrate_with_floor(target_epsilon, ridge_floor)
 }
 
 fn internal(params: &MechanismParams, y: f64) -> f64 {

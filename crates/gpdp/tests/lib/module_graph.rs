@@ -44,7 +44,7 @@ fn paths_in(code: &str, module: &[String]) -> Vec<Vec<String>> {
     let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut i = 0;
     while i < bytes.len() {
-        let starts = ["crate::", "super::", "self::"].iter().find(|p| code[i..].starts_with(**p)).copied();
+        let starts = ["crate::", "super::", "self::"].iter().find(|p| bytes[i..].starts_with(p.as_bytes())).copied();
         let boundary = i == 0 || !is_ident(bytes[i - 1]) && bytes[i - 1] != b':';
         let Some(prefix) = starts.filter(|_| boundary) else {
             i += 1;
@@ -62,7 +62,7 @@ fn paths_in(code: &str, module: &[String]) -> Vec<Vec<String>> {
                 break;
             }
             segs.push(code[s..j].to_string());
-            if code[j..].starts_with("::") {
+            if bytes[j..].starts_with(b"::") {
                 j += 2;
             } else {
                 break;
