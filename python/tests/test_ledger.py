@@ -28,11 +28,12 @@ def test_python_and_cli_share_the_ledger(tmp_path):
     assert entries[0]["epsilon"] == pytest.approx(m.epsilon, rel=1e-12)
     shown = json.loads(run_cli("ledger", "show", "--ledger", str(path), "--dataset", "sensors", "--json"))
     assert shown == [{"budget": led.budget("sensors"), "releases": entries}]
-    # A second release composes with the first (as L = 2 draws: ε = 4.91);
-    # a third would need 5.97 > 5.5.
+    # A second release composes with the first (as L = 2 draws: ε = 4.91 — the
+    # ledger composes the stored Rényi curves on its order grid, an upper
+    # bound within 2 %); a third would need about 5.97 > 5.5.
     r2 = led.reserve("sensors", m)
     two = gpdp.account(n=10, **dict(MODEL, draws=2)).epsilon
-    assert r2["composed_epsilon"] == pytest.approx(two, rel=1e-9) and r2["epsilon"] == pytest.approx(m.epsilon, rel=1e-12)
+    assert two <= r2["composed_epsilon"] <= 1.02 * two and r2["epsilon"] == pytest.approx(m.epsilon, rel=1e-12)
     led.commit(r2["id"], "0" * 64, "elsewhere")
     with pytest.raises(gpdp.BudgetExceededError, match="5.5"):
         led.release("sensors", m, X, Y, [0.5], seed=4)
@@ -62,4 +63,5 @@ def test_a_refused_dataset_consumes_no_budget(tmp_path):
     # The whole budget is still there: two releases fit (ε = 4.91 for L = 2).
     led.release("sensors", reject, X, Y, [0.5], seed=2)
     r = led.reserve("sensors", reject)
-    assert r["composed_epsilon"] == pytest.approx(gpdp.account(n=10, **dict(MODEL, draws=2)).epsilon, rel=1e-9)
+    two = gpdp.account(n=10, **dict(MODEL, draws=2)).epsilon
+    assert two <= r["composed_epsilon"] <= 1.02 * two  # stored curves: an upper bound within 2 %

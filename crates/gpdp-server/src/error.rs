@@ -49,6 +49,8 @@ impl ServerError {
             ServerError::Timeout(_) => StatusCode::REQUEST_TIMEOUT,
             ServerError::Library(e) => match e {
                 E::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+                // A missing or inconsistent spec key: the request is malformed.
+                E::Spec { .. } => StatusCode::BAD_REQUEST,
                 E::BudgetExceeded(_) => StatusCode::FORBIDDEN,
                 E::Factorisation { .. } | E::Entropy(_) => StatusCode::INTERNAL_SERVER_ERROR,
                 _ => StatusCode::UNPROCESSABLE_ENTITY,

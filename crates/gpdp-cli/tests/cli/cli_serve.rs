@@ -234,7 +234,8 @@ fn bad_requests_get_json_errors_and_the_server_keeps_serving() {
         ("POST", "/releases".into(), Some(spec(dir.path()).to_string()), None, 401, "missing bearer token"),
         ("POST", "/releases".into(), Some(spec(dir.path()).to_string()), Some("wrong"), 401, "wrong token"),
         ("DELETE", format!("/releases/{id}"), None, Some("wrong"), 401, "wrong token"),
-        ("POST", "/releases".into(), Some(bad_spec.to_string()), Some(TOKEN), 422, "kernel"),
+        // A malformed spec value is refused when the body is parsed (400), naming the key.
+        ("POST", "/releases".into(), Some(bad_spec.to_string()), Some(TOKEN), 400, "kernel"),
         ("POST", "/releases".into(), Some(far.to_string()), Some(TOKEN), 403, "refusing to release"),
         ("POST", "/releases".into(), Some(json!({"data": "/nonexistent.csv", "kernel": "exponential", "lengthscale": 1, "domain": "box:0,1,0,1", "ridge": 1, "scale": 1, "delta": 1e-5, "response_bound": 1, "dataset": "sensors"}).to_string()), Some(TOKEN), 422, "nonexistent"),
     ];
