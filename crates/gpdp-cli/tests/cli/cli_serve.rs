@@ -16,13 +16,13 @@ use serde_json::{Value, json};
 const TOKEN: &str = "test-token-5f1c";
 
 /// A server process on a free loopback port; killed (SIGKILL) on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
 }
 
 impl Server {
-    fn start(config: &Path) -> Server {
+    pub(crate) fn start(config: &Path) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gpdp"))
             .args(["serve", "--config"])
             .arg(config)
@@ -54,7 +54,7 @@ impl Drop for Server {
 }
 
 /// A minimal HTTP/1.1 client (one request per connection): (status, JSON body).
-fn request(addr: &str, method: &str, path: &str, body: Option<&str>, token: Option<&str>) -> (u16, Value) {
+pub(crate) fn request(addr: &str, method: &str, path: &str, body: Option<&str>, token: Option<&str>) -> (u16, Value) {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let body = body.unwrap_or("");

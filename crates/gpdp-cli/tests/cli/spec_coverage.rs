@@ -4,13 +4,12 @@
 //! tests/data/spec_examples.json, released for real. A key added to the spec
 //! without an example fails this test.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::{Map, Value, json};
+
+use crate::cli_serve::Server;
 
 const TOKEN: &str = "spec-token-91ab";
 
@@ -109,47 +108,12 @@ fn the_cli_accepts_every_key_and_releases_with_it() {
     }
 }
 
-/// One HTTP/1.1 request: (status, JSON body).
+/// One request to the server with the admin token (cli_serve's client).
 fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status: u16 = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let payload = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        let mut out = String::new();
-        let mut s = rest;
-        while let Some((size, r)) = s.split_once("\r\n") {
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            if n == 0 || r.len() < n {
-                break;
-            }
-            out.push_str(&r[..n]);
-            s = r[n..].trim_start_matches("\r\n");
-        }
-        out
-    } else {
-        rest.to_string()
-    };
-    (status, serde_json::from_str(&payload).unwrap_or(Value::String(payload)))
+    crate::cli_serve::request(addr, method, path, Some(body), Some(TOKEN))
 }
 
-struct Server(std::process::Child, String);
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
+/// A server without a ledger, started on `dir` (cli_serve's process wrapper).
 fn server(dir: &Path) -> Server {
     let config = dir.join("server.toml");
     std::fs::write(
@@ -157,18 +121,7 @@ fn server(dir: &Path) -> Server {
         format!("state = \"state.sqlite\"\nallow_without_ledger = true\nadmin_token = \"{TOKEN}\"\n"),
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpdp"))
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let addr = line.trim().strip_prefix("listening on http://").unwrap_or_else(|| panic!("{line:?}")).to_string();
-    Server(child, addr)
+    Server::start(&config)
 }
 
 #[test]
@@ -177,24 +130,24 @@ fn the_server_accepts_every_key_and_releases_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());
     let s = server(dir.path());
-    let schema = request(&s.1, "GET", "/openapi.json", "").1;
+    let schema = request(&s.addr, "GET", "/openapi.json", "").1;
     let props = schema["components"]["schemas"]["ReleaseSpec"]["properties"].as_object().unwrap().clone();
     for (key, patch) in &ex {
         assert!(props.contains_key(key), "the OpenAPI document does not list {key}");
         let mut body = patched(&base, patch);
         body.insert("data".into(), json!(data));
-        let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body).to_string());
+        let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body).to_string());
         assert_eq!(st, 201, "key {key}: {v}");
         let id = v["id"].as_str().unwrap();
         let (st, v) =
-            request(&s.1, "POST", &format!("/releases/{id}/eval"), &json!({"points": [[0.5, 0.5]]}).to_string());
+            request(&s.addr, "POST", &format!("/releases/{id}/eval"), &json!({"points": [[0.5, 0.5]]}).to_string());
         assert_eq!(st, 200, "key {key}: {v}");
     }
     // An unknown key is refused 400, naming it.
     let mut body = base.clone();
     body.insert("data".into(), json!(data));
     body.insert("lenghtscale".into(), json!(0.3));
-    let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body).to_string());
+    let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body).to_string());
     assert_eq!(st, 400, "{v}");
     assert!(v["error"].as_str().unwrap().contains("lenghtscale"), "{v}");
 }
@@ -211,13 +164,13 @@ fn a_server_release_with_snap_lattice_and_a_calibrated_ridge_with_a_floor() {
     body.insert("target_epsilon".into(), json!(8.0));
     body.insert("snap".into(), json!("6x6"));
     // Without a floor: the calibrated ridge.
-    let (st, free) = request(&s.1, "POST", "/releases", &Value::Object(body.clone()).to_string());
+    let (st, free) = request(&s.addr, "POST", "/releases", &Value::Object(body.clone()).to_string());
     assert_eq!(st, 201, "{free}");
     let eps_free = free["epsilon"].as_f64().unwrap();
     assert!(eps_free <= 8.0 && eps_free > 7.0, "{free}");
     // A floor above it: the floor is the ridge, ε below the target.
     body.insert("ridge_floor".into(), json!(60.0));
-    let (st, floored) = request(&s.1, "POST", "/releases", &Value::Object(body.clone()).to_string());
+    let (st, floored) = request(&s.addr, "POST", "/releases", &Value::Object(body.clone()).to_string());
     assert_eq!(st, 201, "{floored}");
     let report = &floored["report"];
     assert_eq!(report["privacy"]["components"][0]["ridge"].as_f64(), Some(60.0), "{report}");
@@ -227,10 +180,10 @@ fn a_server_release_with_snap_lattice_and_a_calibrated_ridge_with_a_floor() {
     body.remove("snap");
     body.remove("ridge_floor");
     body.insert("covariate_lattice".into(), json!("11"));
-    let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body.clone()).to_string());
+    let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body.clone()).to_string());
     assert_eq!(st, 201, "{v}");
     // Declaring a lattice the records are not on is refused by the data policy.
     body.insert("covariate_lattice".into(), json!("4"));
-    let (st, v) = request(&s.1, "POST", "/releases", &Value::Object(body).to_string());
+    let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body).to_string());
     assert_eq!(st, 422, "{v}");
 }
