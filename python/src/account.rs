@@ -292,9 +292,9 @@ pub fn account_batch<'py>(py: Python<'py>, columns: Option<&Bound<'py, PyDict>>)
         return Err(bad_arg(name, "has 0 rows: give at least one parameter set"));
     }
     let rows = rows.map_or(1, |r| r.0);
-    gpdp::resources::check_memory(
+    gpdp::check_memory(
         "this batch",
-        &[gpdp::resources::Need::items("the parameter sets and reports (≈ 3 KiB per row)", rows as f64, 3072)],
+        &[gpdp::Need::items("the parameter sets and reports (≈ 3 KiB per row)", rows as f64, 3072)],
         "split the batch",
     )
     .py()?;

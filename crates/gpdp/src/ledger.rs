@@ -193,6 +193,36 @@ pub struct Reservation {
 }
 
 /// The ledger file.
+///
+/// The protocol: declare a budget once, check the data and reserve before
+/// drawing, commit once the release is published.
+///
+/// ```
+/// use gpdp::ledger::Ledger;
+/// use gpdp::{Conversion, Dataset, Domain, Grid, Kernel, MechanismParams, Points, Query, ReleaseParams, ReleaseRng, ResponseScale};
+///
+/// let dir = std::env::temp_dir().join(format!("gpdp-doc-ledger-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let mut ledger = Ledger::open(&dir.join("budget.sqlite"))?;
+/// ledger.init("sensors", 100.0, 1e-3, Conversion::Improved)?;
+///
+/// let domain = Domain::interval(0.0, 1.0)?;
+/// let model = ReleaseParams::new(Kernel::exponential(0.3)?, domain.clone(), 3, 1.0, 5.0);
+/// let mechanism = MechanismParams::new(model, 1e-3, ResponseScale::Bound(1.0)).check()?;
+/// let data = Dataset::new(Points::from_1d(&[0.1, 0.5, 0.9]), vec![0.2, -0.3, 0.8])?;
+///
+/// let reservation = ledger.reserve_for("sensors", &mechanism, &data)?; // before drawing
+/// let query = Query::Grid(Grid::parse("20", &domain)?);
+/// let release = mechanism.release(&data, &query, &mut ReleaseRng::from_os()?)?;
+/// assert_eq!(release.paths.len(), 1);
+/// ledger.commit(reservation, "sha256 of the published files", "out/")?;
+///
+/// // The next reservation composes with the stored curve of the first.
+/// let next = ledger.reserve("sensors", &mechanism)?;
+/// assert!(next.composed_epsilon > next.epsilon);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), gpdp::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Ledger {
     conn: Connection,

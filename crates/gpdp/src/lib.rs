@@ -127,11 +127,12 @@ mod linalg;
 pub mod mechanism;
 pub mod model;
 pub mod nonprivate;
+#[cfg(feature = "plan")]
 pub mod plan;
 pub mod posterior;
 pub mod postprocess;
 pub mod privacy;
-pub mod resources;
+mod resources;
 pub mod rng;
 mod sampling;
 pub mod spec;
@@ -151,6 +152,10 @@ pub use privacy::{
     Accounting, BoundChoice, Calibration, Conversion, Lemma, PldAccountant, PrivacyEvent, PrivacyReport, RdpAccountant,
     RdpTable, Release, ReleaseParams, SensitivityChoice, Solve, Target, calibrate,
 };
+/// Work and memory guards that front ends run before a large computation
+/// (`resources.rs`): a run that would not fit is refused before it
+/// allocates, naming what it would hold.
+pub use resources::{Need, check_memory, check_work};
 pub use rng::ReleaseRng;
 pub use sampling::auto::{SamplerPlan, SamplerPolicy, SamplerSummary};
 pub use spec::ReleaseSpec;

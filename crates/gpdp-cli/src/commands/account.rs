@@ -125,13 +125,9 @@ fn run_batch(a: &AccountArgs, path: &Path) -> Result<()> {
         bound: f.bound,
     };
     let batch = read_batch(&name, &bytes, &defaults, &a.keep)?;
-    gpdp::resources::check_memory(
+    gpdp::check_memory(
         "this batch",
-        &[gpdp::resources::Need::items(
-            "the reports and the output table (≈ 3 KiB per row)",
-            batch.rows.len() as f64,
-            3072,
-        )],
+        &[gpdp::Need::items("the reports and the output table (≈ 3 KiB per row)", batch.rows.len() as f64, 3072)],
         "split the batch into several files",
     )?;
     let reports: Vec<PrivacyReport> = batch

@@ -110,13 +110,13 @@ fn bounds(a: BoundsArgs) -> Result<()> {
     }
     let m = a.resolution;
     let cells = (m as f64) * (m as f64);
-    gpdp::resources::check_memory(
+    gpdp::check_memory(
         "this figure",
-        &[gpdp::resources::Need::doubles("the (r, σ) grid's six columns", 6.0 * cells)],
+        &[gpdp::Need::doubles("the (r, σ) grid's six columns", 6.0 * cells)],
         "use a smaller --resolution",
     )?;
     // Three accountant evaluations per grid point, ≈ 10 µs each.
-    gpdp::resources::check_work("this figure", 3.0 * cells, 1e5, "use a smaller --resolution (121 is the paper's)")?;
+    gpdp::check_work("this figure", 3.0 * cells, 1e5, "use a smaller --resolution (121 is the paper's)")?;
     let (kernel, domain) = kernel_with_kappa(a.kappa2)?;
     let lr = (r_lo.log10(), r_hi.log10());
     let ls = (s_lo.log10(), s_hi.log10());

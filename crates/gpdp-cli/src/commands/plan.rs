@@ -299,17 +299,11 @@ pub fn run(a: PlanArgs) -> Result<()> {
     // The simulation's size is known now: refuse before the fit if it cannot fit in memory.
     let sim_records = proxy.len().min(a.max_sim_points) as f64;
     let sim_query = (sim_records * a.holdout).round().max(1.0) + Grid::parse(&a.grid, domain)?.points().len() as f64;
-    gpdp::resources::check_memory(
+    gpdp::check_memory(
         "the utility simulation",
         &[
-            gpdp::resources::Need::doubles(
-                "the posterior over the simulated records (2 × n²)",
-                2.0 * sim_records * sim_records,
-            ),
-            gpdp::resources::Need::doubles(
-                "the joint covariance of the query points (2 × m²)",
-                2.0 * sim_query * sim_query,
-            ),
+            gpdp::Need::doubles("the posterior over the simulated records (2 × n²)", 2.0 * sim_records * sim_records),
+            gpdp::Need::doubles("the joint covariance of the query points (2 × m²)", 2.0 * sim_query * sim_query),
         ],
         "lower --max-sim-points or use a coarser --grid",
     )?;

@@ -119,7 +119,7 @@ pub fn report_text(r: &PrivacyReport) -> String {
 
 /// The PLD lines of a report: the discretisation, what was added to δ, and
 /// the RDP value it replaces.
-fn pld_text(s: &mut String, p: &gpdp::privacy::pld::PldReport) {
+fn pld_text(s: &mut String, p: &gpdp::privacy::PldReport) {
     use std::fmt::Write;
     let _ = writeln!(
         s,

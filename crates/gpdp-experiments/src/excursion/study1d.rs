@@ -184,9 +184,9 @@ impl Study1dConfig {
     pub fn check_resources(&self) -> Result<()> {
         let (n, m) = (self.n as f64, self.mesh_points as f64);
         let pairs = (self.pairs + self.validation_pairs) as f64;
-        gpdp::resources::check_memory(
+        gpdp::check_memory(
             "this study",
-            &[gpdp::resources::Need::doubles(
+            &[gpdp::Need::doubles(
                 "the pairs and their Kalman workspaces (pairs × (3n + 6m))",
                 pairs * (3.0 * n + 6.0 * m),
             )],
@@ -195,7 +195,7 @@ impl Study1dConfig {
         let s = &self.search;
         let candidates = (s.lengthscales.len() * s.ridges.len() * s.scales.len()) as f64 * (1.0 + s.rounds as f64);
         let units = pairs * (n + m) * (candidates + 2.0 * self.draws_per_pair as f64 * self.draws.as_f64());
-        Ok(gpdp::resources::check_work("this study", units, 1e8, "use fewer pairs, draws or candidates")?)
+        Ok(gpdp::check_work("this study", units, 1e8, "use fewer pairs, draws or candidates")?)
     }
 
     /// Checks every field.

@@ -225,19 +225,16 @@ impl Study2dConfig {
         let (e, s, p, n) = (sq(self.eval_grid), sq(self.search_grid), sq(self.path_grid), self.n as f64);
         let stored = (self.search_worlds + self.validation_worlds) as f64;
         let threads = rayon::current_num_threads().max(1) as f64;
-        gpdp::resources::check_memory(
+        gpdp::check_memory(
             "this study",
             &[
-                gpdp::resources::Need::items("the stored worlds' truths", stored * (e + s + p), 1),
-                gpdp::resources::Need::doubles("each thread's posterior maps (6 × evaluation grid)", threads * 6.0 * e),
-                gpdp::resources::Need::doubles(
+                gpdp::Need::items("the stored worlds' truths", stored * (e + s + p), 1),
+                gpdp::Need::doubles("each thread's posterior maps (6 × evaluation grid)", threads * 6.0 * e),
+                gpdp::Need::doubles(
                     "each thread's dense path release (3 × path grid² + paths)",
                     threads * (3.0 * p * p + self.paths_per_world.as_f64() * p),
                 ),
-                gpdp::resources::Need::doubles(
-                    "each thread's posterior (n × evaluation grid block)",
-                    threads * n * 2048.0,
-                ),
+                gpdp::Need::doubles("each thread's posterior (n × evaluation grid block)", threads * n * 2048.0),
             ],
             "use smaller grids (--eval-grid, --search-grid, --path-grid)",
         )?;
@@ -247,7 +244,7 @@ impl Study2dConfig {
             (self.spec.lengthscales.len() * self.spec.ridges.len()) as f64 * (1.0 + self.spec.rounds as f64);
         let units = self.eval_worlds as f64 * (2.0 * n * e + p * p * p / 3.0)
             + candidates * self.search_worlds as f64 * (n * n * n / 3.0 + n * s);
-        gpdp::resources::check_work("this study", units, 1e9, "use fewer worlds or smaller grids")?;
+        gpdp::check_work("this study", units, 1e9, "use fewer worlds or smaller grids")?;
         Ok(())
     }
 

@@ -230,19 +230,16 @@ impl MiaConfig {
     pub fn check_resources(&self, configs: usize) -> Result<()> {
         let datasets = 2.0 * (self.n_shadow as f64 + self.n_eval as f64);
         let threads = rayon::current_num_threads().max(1) as f64;
-        gpdp::resources::check_memory(
+        gpdp::check_memory(
             "this attack",
             &[
-                gpdp::resources::Need::doubles("the released statistics (4 per simulated dataset)", 4.0 * datasets),
-                gpdp::resources::Need::doubles(
-                    "each thread's simulated dataset (2 × n)",
-                    2.0 * self.n as f64 * threads,
-                ),
+                gpdp::Need::doubles("the released statistics (4 per simulated dataset)", 4.0 * datasets),
+                gpdp::Need::doubles("each thread's simulated dataset (2 × n)", 2.0 * self.n as f64 * threads),
             ],
             "use fewer shadow or evaluation datasets (--shadow, --eval) or a smaller n",
         )?;
         let units = configs as f64 * self.repeats as f64 * datasets * (self.n as f64 + self.draws.as_f64());
-        gpdp::resources::check_work("this attack", units, 5e7, "use fewer draws, datasets, repeats or configurations")?;
+        gpdp::check_work("this attack", units, 5e7, "use fewer draws, datasets, repeats or configurations")?;
         Ok(())
     }
 }

@@ -164,11 +164,11 @@ impl RealConfig {
             return Err(invalid("grid points per axis", self.map_grid.min(self.path_grid) as f64, "≥ 2"));
         }
         let (map, path) = ((self.map_grid as f64).powi(2), (self.path_grid as f64).powi(2));
-        gpdp::resources::check_memory(
+        gpdp::check_memory(
             "this study",
             &[
-                gpdp::resources::Need::doubles("the p_D map (grid, mean, variance, probability)", 5.0 * map),
-                gpdp::resources::Need::doubles("the released paths (L × path grid)", self.paths.as_f64() * path),
+                gpdp::Need::doubles("the p_D map (grid, mean, variance, probability)", 5.0 * map),
+                gpdp::Need::doubles("the released paths (L × path grid)", self.paths.as_f64() * path),
             ],
             "use a smaller --map-grid or fewer --paths",
         )?;

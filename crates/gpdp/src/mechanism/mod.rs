@@ -62,6 +62,25 @@ pub use report::{
 };
 
 /// The public description of a release, before it is checked.
+///
+/// ```
+/// use gpdp::model::units::ResponseRange;
+/// use gpdp::{Domain, Draws, Kernel, MechanismParams, ReleaseParams, ResponseScale};
+///
+/// // An exponential kernel with ℓ = 2 on [0, 10] (data units), n = 20 records, ridge r = 2, scale σ = 1; responses in the
+/// // public range [0, 40] °C; three paths; δ = 10⁻⁵.
+/// let model = ReleaseParams::new(Kernel::exponential(2.0)?, Domain::interval(0.0, 10.0)?, 20, 2.0, 1.0);
+/// let mut params = MechanismParams::new(model, 1e-5, ResponseScale::Range(ResponseRange::new(0.0, 40.0)?));
+/// params.draws = Draws::new(3)?;
+/// params.units = Some("°C".into());
+/// let mechanism = params.check()?;
+/// let report = mechanism.privacy();
+/// assert!(report.epsilon.is_finite() && report.delta == 1e-5);
+/// // Calibrating instead: the smallest scale σ that gives ε ≤ 5.
+/// let calibrated = params.calibrate(gpdp::Solve::Scale, 5.0)?;
+/// assert!(calibrated.privacy().epsilon <= 5.0);
+/// # Ok::<(), gpdp::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct MechanismParams {
     /// Kernel, domain, n, r, σ, η, M_Y and the sensitivity lemma.
@@ -400,6 +419,25 @@ impl Mechanism {
     /// Releases exactly L paths at `query` (see the module docs). Nothing is
     /// returned unless every step succeeded; a query point with a non-finite
     /// coordinate is refused, naming it, before the data are touched.
+    ///
+    /// ```
+    /// use gpdp::{Dataset, Domain, Grid, Kernel, MechanismParams, Points, Query, ReleaseParams, ReleaseRng, ResponseScale};
+    ///
+    /// let domain = Domain::cuboid(vec![0.0, 0.0], vec![1.0, 1.0])?;
+    /// let model = ReleaseParams::new(Kernel::exponential(0.5)?, domain.clone(), 4, 1.0, 0.5);
+    /// let mechanism = MechanismParams::new(model, 1e-3, ResponseScale::Bound(1.0)).check()?;
+    /// let data = Dataset::new(
+    ///     Points::from_rows(&[[0.1, 0.1], [0.9, 0.2], [0.4, 0.8], [0.6, 0.5]])?,
+    ///     vec![0.3, -0.1, 0.8, 0.0],
+    /// )?;
+    /// // A 10 × 10 grid of the domain; a seeded generator is for tests only
+    /// // (its report says the output is not private).
+    /// let query = Query::Grid(Grid::parse("10x10", &domain)?);
+    /// let release = mechanism.release(&data, &query, &mut ReleaseRng::seeded(7))?;
+    /// assert_eq!(release.paths[0].len(), 100);
+    /// assert!(!release.report.private);
+    /// # Ok::<(), gpdp::Error>(())
+    /// ```
     pub fn release(&self, data: &Dataset, query: &Query, rng: &mut ReleaseRng) -> Result<PrivateRelease> {
         self.release_with_progress(data, query, rng, &NoProgress)
     }
@@ -484,6 +522,21 @@ impl Mechanism {
     /// The same release, evaluated lazily: L paths, each revealing at most
     /// `max_points` distinct points (a public cap that fixes the jitter and
     /// bounds memory). The generator is kept by the release.
+    ///
+    /// ```
+    /// use gpdp::{Dataset, Domain, Kernel, MechanismParams, Points, ReleaseParams, ReleaseRng, ResponseScale};
+    ///
+    /// let model = ReleaseParams::new(Kernel::exponential(0.3)?, Domain::interval(0.0, 1.0)?, 3, 1.0, 0.5);
+    /// let mechanism = MechanismParams::new(model, 1e-3, ResponseScale::Bound(1.0)).check()?;
+    /// let data = Dataset::new(Points::from_1d(&[0.2, 0.5, 0.8]), vec![0.1, 0.4, -0.2])?;
+    /// // At most 100 distinct points per path, revealed as they are asked for.
+    /// let mut paths = mechanism.sample_paths(&data, 100, ReleaseRng::from_os()?)?;
+    /// let first = paths.eval(0, &Points::from_1d(&[0.25, 0.75]))?;
+    /// // Asking again for a revealed point gives the same value (one path).
+    /// let again = paths.eval(0, &Points::from_1d(&[0.75]))?;
+    /// assert_eq!(first[1], again[0]);
+    /// # Ok::<(), gpdp::Error>(())
+    /// ```
     pub fn sample_paths(&self, data: &Dataset, max_points: usize, rng: ReleaseRng) -> Result<LazyRelease> {
         self.lazy_paths(data, max_points, rng, None, PosteriorSystem::Distinct)
     }

@@ -109,6 +109,24 @@ impl Points {
             }
         }
     }
+    /// The distinct points (exact coordinate equality, with −0 = +0) and,
+    /// for each point, the index of its distinct representative; the
+    /// representatives keep their first-appearance order.
+    pub(crate) fn dedupe(&self) -> (Points, Vec<usize>) {
+        use std::collections::HashMap;
+        let mut seen: HashMap<Vec<u64>, usize> = HashMap::with_capacity(self.len());
+        let mut uniq = Points { data: Vec::new(), dim: self.dim };
+        let mut map = Vec::with_capacity(self.len());
+        for x in self.iter() {
+            let key: Vec<u64> = x.iter().map(|v| if *v == 0.0 { 0 } else { v.to_bits() }).collect();
+            let idx = *seen.entry(key).or_insert_with(|| {
+                uniq.data.extend_from_slice(x);
+                uniq.data.len() / uniq.dim - 1
+            });
+            map.push(idx);
+        }
+        (uniq, map)
+    }
 
     /// The points with the given indices.
     pub fn select(&self, idx: &[usize]) -> Points {

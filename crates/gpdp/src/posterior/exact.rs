@@ -62,7 +62,7 @@ pub struct Posterior {
 /// Distinct covariates (exact equality; −0 = 0), the number of records at
 /// each and their mean response.
 fn aggregate(data: &Dataset) -> (Points, Vec<usize>, Vec<f64>) {
-    let (uniq, map) = crate::sampling::dedupe(data.x());
+    let (uniq, map) = data.x().dedupe();
     let u = uniq.len();
     let mut counts = vec![0usize; u];
     let mut sums = vec![0.0; u];

@@ -31,6 +31,23 @@ use crate::privacy::rounding::ROUNDING_SLACK;
 use crate::privacy::table::{RdpTable, round_up_sum};
 
 /// Composes privacy events under RDP (see the module docs).
+///
+/// ```
+/// use gpdp::{Conversion, Draws, Kernel, PrivacyEvent, RdpAccountant, ReleaseParams};
+///
+/// // Two releases about the same 10 records: one draw at σ = 5, then three at σ = 8.
+/// let model = |scale| ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 10, 1.0, scale);
+/// let (first, second) = (model(5.0).check()?, model(8.0).check()?);
+/// let mut acc = RdpAccountant::new();
+/// acc.compose(PrivacyEvent::gp_release(first.clone(), Draws::ONE))?;
+/// acc.compose(PrivacyEvent::gp_release(second, Draws::new(3)?))?;
+/// let both = acc.epsilon(1e-3, Conversion::Improved)?;
+/// let alone = first.epsilon(Draws::ONE, 1e-3, Conversion::Improved)?;
+/// assert!(both.epsilon > alone.epsilon);
+/// // δ at a given ε, from the same composed curve.
+/// assert!(acc.delta(both.epsilon, Conversion::Improved)?.delta <= 1e-3 * (1.0 + 1e-9));
+/// # Ok::<(), gpdp::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct RdpAccountant {
     events: Vec<PrivacyEvent>,

@@ -150,6 +150,17 @@ fn epsilon_or_inf(params: &ReleaseParams, draws: Draws, target: &Target) -> Resu
 /// Solves for `solve` so that `draws` draws meet `target`; the other
 /// parameters come from `params` (the field being solved for is ignored;
 /// with [`Solve::Draws`], `draws` is ignored).
+///
+/// ```
+/// use gpdp::{Conversion, Draws, Kernel, ReleaseParams, Solve, Target, calibrate};
+///
+/// // The smallest ridge r giving ε ≤ 1 at δ = 10⁻⁵ for 2 draws (r is ignored on input).
+/// let params = ReleaseParams::new(Kernel::exponential(0.5)?, "interval:0,1".parse()?, 25, 0.0, 2.0);
+/// let target = Target { epsilon: 1.0, delta: 1e-5, conversion: Conversion::Improved.into() };
+/// let c = calibrate(&params, Draws::new(2)?, Solve::Ridge, target)?;
+/// assert!(c.report.epsilon <= 1.0);
+/// # Ok::<(), gpdp::Error>(())
+/// ```
 pub fn calibrate(params: &ReleaseParams, draws: Draws, solve: Solve, target: Target) -> Result<Calibration> {
     positive("target ε", target.epsilon)?;
     unit_open("δ", target.delta)?;

@@ -27,9 +27,11 @@ pub mod conversion;
 pub mod curve;
 pub mod event;
 mod interval;
-pub mod joint;
-pub mod pld;
+pub(crate) mod joint;
+pub(crate) mod pld;
 pub mod pld_accountant;
+#[cfg(test)]
+mod pld_audit;
 pub mod published;
 pub mod rdp;
 pub mod release;

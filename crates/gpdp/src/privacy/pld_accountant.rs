@@ -24,6 +24,24 @@ const U: f64 = f64::EPSILON / 2.0;
 
 /// Composes covariance-only releases by their privacy-loss distributions
 /// (see the module docs).
+///
+/// ```
+/// use gpdp::{Conversion, Draws, Kernel, PldAccountant, PrivacyEvent, RdpAccountant, ReleaseParams};
+///
+/// // A covariance-only release (σ = ∞, no GP noise): 4 draws of the
+/// // posterior covariance of 10 records, ridge r = 1.
+/// let release = ReleaseParams::new(Kernel::exponential(1.0)?, "interval:0,1".parse()?, 10, 1.0, f64::INFINITY).check()?;
+/// let event = PrivacyEvent::gp_release(release, Draws::new(4)?);
+/// let mut pld = PldAccountant::new();
+/// assert!(pld.supports(&event));
+/// pld.compose(event.clone())?;
+/// let mut rdp = RdpAccountant::new();
+/// rdp.compose(event)?;
+/// // The PLD bound is never looser than the RDP one on the same events.
+/// let (e_pld, e_rdp) = (pld.epsilon(1e-5)?.epsilon, rdp.epsilon(1e-5, Conversion::Improved)?.epsilon);
+/// assert!(e_pld <= e_rdp);
+/// # Ok::<(), gpdp::Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct PldAccountant {
     /// The same events under RDP, for the reports' comparison fields.
@@ -34,7 +52,7 @@ pub struct PldAccountant {
 
 impl PldAccountant {
     /// An accountant with nothing composed yet and the default
-    /// discretisation ([`PldOptions::default`]).
+    /// discretisation (docs/proofs/pld-covariance-only.md).
     pub fn new() -> Self {
         PldAccountant::default()
     }

@@ -358,7 +358,7 @@ impl RdpBound {
     /// The same bound, with the certified joint supremum of `problem` taken
     /// at each order where it is smaller (docs/proofs/joint-accountant.md).
     /// Needs η = 0 and a finite σ.
-    pub fn with_joint(mut self, problem: super::joint::JointProblem) -> Result<Self> {
+    pub(crate) fn with_joint(mut self, problem: super::joint::JointProblem) -> Result<Self> {
         if self.gp_noise != 0.0 || self.inv_scale2 == 0.0 {
             return Err(Error::Unsupported(
                 "the joint bound holds for a finite scale σ without GP noise (η = 0)".into(),
@@ -369,7 +369,7 @@ impl RdpBound {
     }
 
     /// The joint problem, if the joint supremum is in use.
-    pub fn joint(&self) -> Option<&super::joint::JointProblem> {
+    pub(crate) fn joint(&self) -> Option<&super::joint::JointProblem> {
         self.joint.as_ref()
     }
 

@@ -2,7 +2,7 @@
 
 use faer::Mat;
 
-use super::{Process, SampledPaths, Sampler, check_values, cholesky_in_place, dedupe};
+use super::{Process, SampledPaths, Sampler, check_values, cholesky_in_place};
 use crate::error::Result;
 use crate::model::draws::Draws;
 use crate::model::kernel::Kernel;
@@ -87,7 +87,7 @@ pub const METHOD: &str = "dense Cholesky";
 impl Sampler for DenseSampler {
     fn sample(&self, points: &Points, draws: Draws, rng: &mut ReleaseRng) -> Result<SampledPaths> {
         let l = check_values(points.len(), draws)?;
-        let (uniq, map) = dedupe(points);
+        let (uniq, map) = points.dedupe();
         let m = uniq.len();
         check_dense("the sampling covariance", m, m)?;
         let post = self.process.posterior();

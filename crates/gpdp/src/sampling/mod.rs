@@ -141,24 +141,6 @@ pub(crate) fn check_values(m: usize, draws: Draws) -> Result<usize> {
     Ok(l)
 }
 
-/// Distinct points (exact coordinate equality) and, for each input point,
-/// the index of its distinct representative.
-pub(crate) fn dedupe(points: &Points) -> (Points, Vec<usize>) {
-    use std::collections::HashMap;
-    let mut seen: HashMap<Vec<u64>, usize> = HashMap::with_capacity(points.len());
-    let mut uniq = Points::new(Vec::new(), points.dim()).expect("dimension ≥ 1");
-    let mut map = Vec::with_capacity(points.len());
-    for x in points.iter() {
-        let key: Vec<u64> = x.iter().map(|v| if *v == 0.0 { 0 } else { v.to_bits() }).collect();
-        let idx = *seen.entry(key).or_insert_with(|| {
-            uniq.push(x).expect("same dimension");
-            uniq.len() - 1
-        });
-        map.push(idx);
-    }
-    (uniq, map)
-}
-
 /// Factors `c` (lower triangle; it already includes any jitter) in place; a
 /// failure is reported, never retried with more jitter.
 pub(crate) fn cholesky_in_place(c: &mut Mat<f64>, what: &'static str) -> Result<()> {

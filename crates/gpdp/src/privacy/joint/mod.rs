@@ -49,6 +49,7 @@ pub struct JointProblem {
     pub bounded_mean: bool,
 }
 
+#[cfg(test)]
 /// The exact divergence D_α(P‖Q) of the whitened two-point pair, split as
 /// (covariance part, mean part), at α = 1 + `am1` (§3):
 ///
@@ -331,6 +332,7 @@ impl JointProblem {
         })
     }
 
+    #[cfg(test)]
     /// Whether a pair's (s, s', ρ, e, e') lies in the region the bound
     /// covers — s, s' ∈ [0, S] and (e, e') ∈ Π(s, s', |ρ|) up to the relative
     /// tolerance `tol` (for audits against real neighbouring pairs). With
@@ -508,6 +510,7 @@ fn mean_value(b: [(f64, f64); 3], h: Dual, mut at: impl FnMut([f64; 3]) -> f64) 
     mv.hi.min(h.v.hi)
 }
 
+#[cfg(test)]
 /// γ·x at the midpoint of γ's enclosure (γ is a point here).
 fn rho_mul(g: Iv, x: f64) -> f64 {
     0.5 * (g.lo + g.hi) * x
@@ -648,12 +651,14 @@ thread_local! {
     static CERTIFIED_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+#[cfg(test)]
 /// The number of certificates [`certified_sup_cached`] has computed on the
 /// calling thread (not counting cache hits).
 pub fn certificates_computed_here() -> usize {
     CERTIFIED_HERE.with(|c| c.get())
 }
 
+#[cfg(test)]
 /// [`certified_sup`], remembered per (problem, α) in the shared bounded
 /// cache ([`AccountingCache::shared`]).
 pub fn certified_sup_cached(p: &JointProblem, am1: f64) -> Certified {
@@ -673,6 +678,7 @@ pub fn certified_sup_in(p: &JointProblem, am1: f64, cache: &AccountingCache) -> 
     c
 }
 
+#[cfg(test)]
 /// The orders at which the joint bound is certified: α − 1 on a fixed grid
 /// of (0, am1_max); between grid points the next one up is used (Rényi
 /// divergences are non-decreasing in α, so this is an upper bound; §6).
@@ -711,6 +717,7 @@ fn make_order_grid(am1_max: f64) -> Vec<f64> {
     g
 }
 
+#[cfg(test)]
 /// The certified joint RDP of one draw at α = 1 + am1 (the next grid order
 /// up), or `None` beyond the grid.
 pub fn joint_rdp(p: &JointProblem, am1: f64) -> Option<f64> {
@@ -773,6 +780,7 @@ fn grid_max(p: &JointProblem, am1: f64) -> f64 {
     grid_maxima(p, &[am1])[0]
 }
 
+#[cfg(test)]
 /// The largest divergence at the points of `grid_max` at the next grid
 /// order up from α = 1 + am1: a value ≤ the supremum (up to rounding), used
 /// only to choose which orders to certify. Computed for the whole grid at
@@ -801,5 +809,7 @@ pub fn joint_rdp_estimate_in(p: &JointProblem, am1: f64, cache: &AccountingCache
     v.is_finite().then_some(v)
 }
 
+#[cfg(test)]
+mod soundness;
 #[cfg(test)]
 mod tests;

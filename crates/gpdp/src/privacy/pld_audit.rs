@@ -20,9 +20,9 @@
 
 use std::time::Instant;
 
-use gpdp::audit::{NeighbourPair, core_quantities};
-use gpdp::privacy::pld::{self, PldEvent, PldOptions};
-use gpdp::{
+use crate::audit::{NeighbourPair, core_quantities};
+use crate::privacy::pld::{self, PldEvent, PldOptions};
+use crate::{
     Accounting, Conversion, Draws, Kernel, PldAccountant, Points, Posterior, PrivacyEvent, RdpAccountant, ReleaseParams,
 };
 use rand::{RngExt, SeedableRng};
@@ -259,7 +259,7 @@ fn reference_methods_agree() {
     }
 }
 
-fn fig3_release(l: u64) -> (gpdp::Release, Draws) {
+fn fig3_release(l: u64) -> (crate::Release, Draws) {
     (fig3_params().check().unwrap(), Draws::new(l).unwrap())
 }
 
@@ -353,7 +353,7 @@ fn epsilon_and_delta_round_trip() {
 fn composition_of_two_releases_with_different_tau() {
     let (a, _) = fig3_release(1);
     let pb = ReleaseParams::new(
-        Kernel::new(gpdp::KernelKind::SquaredExponential, 0.5).unwrap(),
+        Kernel::new(crate::KernelKind::SquaredExponential, 0.5).unwrap(),
         "box:0,1,0,1".parse().unwrap(),
         50,
         0.7,
@@ -606,11 +606,11 @@ fn extreme_tau_and_delta() {
     assert!(s.epsilon >= exact && s.epsilon <= exact * 1.01, "{} vs {exact}", s.epsilon);
     assert!(matches!(
         pld::epsilon_for_delta(&[ev(0.8782, 1)], 1e-300, &PldOptions::default()),
-        Err(gpdp::Error::Vacuous(_))
+        Err(crate::Error::Vacuous(_))
     ));
     assert!(matches!(
         pld::epsilon_for_delta(&[ev(0.8782, u64::MAX), ev(0.5, u64::MAX)], 0.05, &PldOptions::default()),
-        Err(gpdp::Error::TooLarge(_))
+        Err(crate::Error::TooLarge(_))
     ));
 }
 
@@ -647,12 +647,12 @@ fn monotone_in_draws_and_ridge() {
 /// than with the RDP route; solving for σ or η is refused.
 #[test]
 fn calibrating_the_ridge_with_pld() {
-    let target = gpdp::Target { epsilon: 1.0, delta: 0.05, conversion: Accounting::Pld };
-    let c = gpdp::calibrate(&fig3_params(), Draws::ONE, gpdp::Solve::Ridge, target).unwrap();
+    let target = crate::Target { epsilon: 1.0, delta: 0.05, conversion: Accounting::Pld };
+    let c = crate::calibrate(&fig3_params(), Draws::ONE, crate::Solve::Ridge, target).unwrap();
     assert!(c.report.epsilon <= 1.0 && c.permissive_epsilon > 1.0, "{c:?}");
     assert!(c.report.epsilon > 0.999);
-    let rdp = gpdp::Target { conversion: Conversion::Improved.into(), ..target };
-    let c_rdp = gpdp::calibrate(&fig3_params(), Draws::ONE, gpdp::Solve::Ridge, rdp).unwrap();
+    let rdp = crate::Target { conversion: Conversion::Improved.into(), ..target };
+    let c_rdp = crate::calibrate(&fig3_params(), Draws::ONE, crate::Solve::Ridge, rdp).unwrap();
     println!("ridge for (1, 0.05), L = 1, σ = ∞: pld {:.6}, improved RDP {:.6}", c.value, c_rdp.value);
     assert!(c.value < 1.0 && c.value < c_rdp.value);
     // The calibrated ridge also meets the target for the exact dominating pair.
@@ -662,11 +662,11 @@ fn calibrating_the_ridge_with_pld() {
     assert!(exact_epsilon(tau, 1, 0.05) <= 1.0);
     let mut finite = fig3_params();
     finite.scale = 5.0;
-    for solve in [gpdp::Solve::Scale, gpdp::Solve::GpNoise] {
-        let e = gpdp::calibrate(&finite, Draws::ONE, solve, target).unwrap_err();
-        assert!(matches!(e, gpdp::Error::Unsupported(_)) && e.to_string().contains("σ = inf"), "{e}");
+    for solve in [crate::Solve::Scale, crate::Solve::GpNoise] {
+        let e = crate::calibrate(&finite, Draws::ONE, solve, target).unwrap_err();
+        assert!(matches!(e, crate::Error::Unsupported(_)) && e.to_string().contains("σ = inf"), "{e}");
     }
-    let c = gpdp::calibrate(&fig3_params(), Draws::ONE, gpdp::Solve::Draws, gpdp::Target { epsilon: 3.0, ..target })
+    let c = crate::calibrate(&fig3_params(), Draws::ONE, crate::Solve::Draws, crate::Target { epsilon: 3.0, ..target })
         .unwrap();
     assert!(c.report.epsilon <= 3.0 && c.permissive_epsilon > 3.0, "{c:?}");
 }
@@ -677,7 +677,7 @@ fn errors_are_typed_and_say_why() {
     let mut finite = fig3_params();
     finite.scale = 5.0;
     let e = finite.check().unwrap().epsilon(Draws::ONE, 0.05, Accounting::Pld).unwrap_err();
-    assert!(matches!(e, gpdp::Error::Unsupported(_)) && e.to_string().contains(scope), "{e}");
+    assert!(matches!(e, crate::Error::Unsupported(_)) && e.to_string().contains(scope), "{e}");
     let mut noisy = fig3_params();
     noisy.gp_noise = 0.3;
     let e = noisy.check().unwrap().delta(Draws::ONE, 1.0, Accounting::Pld).unwrap_err();
@@ -692,28 +692,31 @@ fn errors_are_typed_and_say_why() {
     assert!(RdpAccountant::new().supports(&event));
     assert!(PldAccountant::new().epsilon(0.05).is_err());
     // Nor a tabulated RDP curve (it does not determine a PLD).
-    let table = gpdp::RdpTable::of(
+    let table = crate::RdpTable::of(
         &PrivacyEvent::gp_release(fig3_params().check().unwrap(), Draws::ONE),
-        &gpdp::privacy::LEDGER_ORDERS,
+        &crate::privacy::LEDGER_ORDERS,
     )
     .unwrap();
     let tab = PrivacyEvent::Tabulated(table);
     assert!(!acc.supports(&tab));
     let e = acc.compose(tab).unwrap_err();
-    assert!(matches!(e, gpdp::Error::Unsupported(_)) && e.to_string().contains("tabulated"), "{e}");
+    assert!(matches!(e, crate::Error::Unsupported(_)) && e.to_string().contains("tabulated"), "{e}");
     let (rel, draws) = fig3_release(1);
     for d in [0.0, 1.0, -0.5, f64::NAN] {
-        assert!(matches!(rel.epsilon(draws, d, Accounting::Pld), Err(gpdp::Error::InvalidParameter { .. })), "δ = {d}");
+        assert!(
+            matches!(rel.epsilon(draws, d, Accounting::Pld), Err(crate::Error::InvalidParameter { .. })),
+            "δ = {d}"
+        );
     }
     for e in [-1.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(rel.delta(draws, e, Accounting::Pld), Err(gpdp::Error::InvalidParameter { .. })), "ε = {e}");
+        assert!(matches!(rel.delta(draws, e, Accounting::Pld), Err(crate::Error::InvalidParameter { .. })), "ε = {e}");
     }
     // pld is not an RDP conversion: one library error wherever an RDP
     // conversion is required (the ledger), and the same strings as before.
     let why = "pld is a second accountant";
     let e = "pld".parse::<Conversion>().unwrap_err();
     assert!(
-        matches!(e, gpdp::Error::InvalidParameter { name: "conversion", .. }) && e.to_string().contains(why),
+        matches!(e, crate::Error::InvalidParameter { name: "conversion", .. }) && e.to_string().contains(why),
         "{e}"
     );
     assert!(e.to_string().contains("the ledger composes the Rényi-DP curves"), "{e}");
@@ -746,7 +749,7 @@ fn report_says_which_accounting_was_used() {
         assert!(v["pld"].get(k).is_some(), "missing pld.{k}");
     }
     assert!(serde_json::to_value(&rdp).unwrap()["pld"].is_null());
-    let names = |r: &gpdp::PrivacyReport| r.flat_fields().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+    let names = |r: &crate::PrivacyReport| r.flat_fields().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
     assert_eq!(names(&pld), names(&rdp));
     assert!(names(&pld).contains(&"pld_grid_width".to_string()));
 }

@@ -19,10 +19,10 @@
 //! The largest exact/bound ratio is printed (`--nocapture`); every RNG is a
 //! seeded ChaCha8.
 
-use gpdp::audit::{NeighbourPair, core_quantities};
-use gpdp::privacy::bounds::variance_bound;
-use gpdp::privacy::joint::{JointProblem, certified_sup_cached, order_grid, two_point_divergence};
-use gpdp::{Domain, Kernel, KernelKind, Points};
+use crate::audit::{NeighbourPair, core_quantities};
+use crate::privacy::bounds::variance_bound;
+use crate::privacy::joint::{JointProblem, certified_sup_cached, order_grid, two_point_divergence};
+use crate::{Domain, Kernel, KernelKind, Points};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -340,8 +340,8 @@ fn exact_epsilon_of(s: &Setup, pair: &NeighbourPair, delta: f64) -> Vec<(u32, (f
     let rho = if v > 0.0 && v2 > 0.0 { (c.w / (v * v2).sqrt()).clamp(-1.0, 1.0) } else { 0.0 };
     let inv = 1.0 / (s.ridge * s.scale);
     let (a, b) = (c.e * (sa * (1.0 - sa)).sqrt() * inv, c.e2 * (sb * (1.0 - sb)).sqrt() * inv);
-    let mut p = gpdp::ReleaseParams::new(s.kernel, s.domain.clone(), s.n, s.ridge, s.scale);
-    p.bound = gpdp::BoundChoice::Joint;
+    let mut p = crate::ReleaseParams::new(s.kernel, s.domain.clone(), s.n, s.ridge, s.scale);
+    p.bound = crate::BoundChoice::Joint;
     let rel = p.check().unwrap();
     let draws = [1u32, 3, 10];
     let brackets = exact_epsilon_brackets((sa, sb, rho, a, b), &draws, delta);
@@ -349,8 +349,8 @@ fn exact_epsilon_of(s: &Setup, pair: &NeighbourPair, delta: f64) -> Vec<(u32, (f
         .into_iter()
         .zip(brackets)
         .map(|(l, bracket)| {
-            let d = gpdp::Draws::new(l.into()).unwrap();
-            (l, bracket, rel.epsilon(d, delta, gpdp::privacy::Conversion::Improved).unwrap().epsilon)
+            let d = crate::Draws::new(l.into()).unwrap();
+            (l, bracket, rel.epsilon(d, delta, crate::privacy::Conversion::Improved).unwrap().epsilon)
         })
         .collect()
 }
@@ -420,7 +420,7 @@ fn gpdp_erfc(x: f64) -> f64 {
 /// cache, a warm cache, an evicting (tiny) cache and the shared one.
 #[test]
 fn a_long_session_keeps_the_cache_bounded_and_values_identical() {
-    use gpdp::privacy::{AccountingCache, BoundChoice, Conversion, RdpAccountant, ReleaseParams};
+    use crate::privacy::{AccountingCache, BoundChoice, Conversion, RdpAccountant, ReleaseParams};
     let cap = 16;
     let cache = AccountingCache::with_capacity(cap);
     let joint = |n: usize, r: f64| {
@@ -453,7 +453,7 @@ fn a_long_session_keeps_the_cache_bounded_and_values_identical() {
         let rel = joint(n, 1.0);
         let eps = |c: &AccountingCache| {
             let mut acc = RdpAccountant::with_cache(c.clone());
-            acc.compose_release(rel.clone(), gpdp::Draws::new(3).unwrap());
+            acc.compose_release(rel.clone(), crate::Draws::new(3).unwrap());
             let e = acc.epsilon(0.05, Conversion::Improved).unwrap();
             let d = acc.delta(e.epsilon, Conversion::Improved).unwrap();
             (e.epsilon.to_bits(), e.alpha.to_bits(), d.delta.to_bits())
@@ -463,8 +463,8 @@ fn a_long_session_keeps_the_cache_bounded_and_values_identical() {
         let warm_again = eps(&cache);
         let evicting = eps(&tiny);
         let shared = {
-            let e = rel.epsilon(gpdp::Draws::new(3).unwrap(), 0.05, Conversion::Improved).unwrap();
-            let d = rel.delta(gpdp::Draws::new(3).unwrap(), e.epsilon, Conversion::Improved).unwrap();
+            let e = rel.epsilon(crate::Draws::new(3).unwrap(), 0.05, Conversion::Improved).unwrap();
+            let d = rel.delta(crate::Draws::new(3).unwrap(), e.epsilon, Conversion::Improved).unwrap();
             (e.epsilon.to_bits(), e.alpha.to_bits(), d.delta.to_bits())
         };
         assert_eq!(cold, warm, "n = {n}");
