@@ -1,7 +1,7 @@
 //! An accountant-only build (`gpdp = { default-features = false }`) pulls
 //! neither SQLite (the ledger), argmin (planning) nor contour (map
-//! polygons): checked on the resolved dependency graph with `cargo tree`,
-//! which reads the lock file and builds nothing.
+//! polygons): checked on the resolved dependency graph with `cargo tree`
+//! (`--locked`: it reads the lock file and builds nothing).
 
 use std::process::Command;
 
@@ -10,7 +10,7 @@ fn dependency_names(flags: &[&str]) -> Vec<String> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let out = Command::new(env!("CARGO"))
         .current_dir(root)
-        .args(["tree", "--offline", "--locked", "-p", "gpdp", "-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .args(["tree", "--locked", "-p", "gpdp", "-e", "normal", "--prefix", "none", "--format", "{p}"])
         .args(flags)
         .output()
         .expect("cargo runs");
