@@ -1,17 +1,14 @@
 //! Every key of the release spec (`gpdp::ReleaseSpec`) is accepted by every
-//! front end: the CLI's flags here and the server's request body here, and
-//! Python's keywords in python/tests/test_spec.py — each with the example of
-//! tests/data/spec_examples.json, released for real. A key added to the spec
-//! without an example fails this test.
+//! front end: the CLI's flags here, the server's request body in the
+//! server's tests (`crates/gpdp-server/tests/server/spec_coverage.rs`, the
+//! service in-process), and Python's keywords in python/tests/test_spec.py —
+//! each with the example of tests/data/spec_examples.json, released for
+//! real. A key added to the spec without an example fails this test.
 
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::{Map, Value, json};
-
-use crate::cli_serve::Server;
-
-const TOKEN: &str = "spec-token-91ab";
+use serde_json::{Map, Value};
 
 fn examples() -> (Map<String, Value>, Map<String, Value>) {
     let text =
@@ -106,84 +103,4 @@ fn the_cli_accepts_every_key_and_releases_with_it() {
         let report: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
         assert!(report["privacy"]["epsilon"].as_f64().unwrap() > 0.0, "key {key}: {report}");
     }
-}
-
-/// One request to the server with the admin token (cli_serve's client).
-fn request(addr: &str, method: &str, path: &str, body: &str) -> (u16, Value) {
-    crate::cli_serve::request(addr, method, path, Some(body), Some(TOKEN))
-}
-
-/// A server without a ledger, started on `dir` (cli_serve's process wrapper).
-fn server(dir: &Path) -> Server {
-    let config = dir.join("server.toml");
-    std::fs::write(
-        &config,
-        format!("state = \"state.sqlite\"\nallow_without_ledger = true\nadmin_token = \"{TOKEN}\"\n"),
-    )
-    .unwrap();
-    Server::start(&config)
-}
-
-#[test]
-fn the_server_accepts_every_key_and_releases_with_it() {
-    let (base, ex) = examples();
-    let dir = tempfile::tempdir().unwrap();
-    let data = write_data(dir.path());
-    let s = server(dir.path());
-    let schema = request(&s.addr, "GET", "/openapi.json", "").1;
-    let props = schema["components"]["schemas"]["ReleaseSpec"]["properties"].as_object().unwrap().clone();
-    for (key, patch) in &ex {
-        assert!(props.contains_key(key), "the OpenAPI document does not list {key}");
-        let mut body = patched(&base, patch);
-        body.insert("data".into(), json!(data));
-        let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body).to_string());
-        assert_eq!(st, 201, "key {key}: {v}");
-        let id = v["id"].as_str().unwrap();
-        let (st, v) =
-            request(&s.addr, "POST", &format!("/releases/{id}/eval"), &json!({"points": [[0.5, 0.5]]}).to_string());
-        assert_eq!(st, 200, "key {key}: {v}");
-    }
-    // An unknown key is refused 400, naming it.
-    let mut body = base.clone();
-    body.insert("data".into(), json!(data));
-    body.insert("lenghtscale".into(), json!(0.3));
-    let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body).to_string());
-    assert_eq!(st, 400, "{v}");
-    assert!(v["error"].as_str().unwrap().contains("lenghtscale"), "{v}");
-}
-
-#[test]
-fn a_server_release_with_snap_lattice_and_a_calibrated_ridge_with_a_floor() {
-    let (base, _) = examples();
-    let dir = tempfile::tempdir().unwrap();
-    let data = write_data(dir.path());
-    let s = server(dir.path());
-    let mut body = base.clone();
-    body.remove("ridge");
-    body.insert("data".into(), json!(data));
-    body.insert("target_epsilon".into(), json!(8.0));
-    body.insert("snap".into(), json!("6x6"));
-    // Without a floor: the calibrated ridge.
-    let (st, free) = request(&s.addr, "POST", "/releases", &Value::Object(body.clone()).to_string());
-    assert_eq!(st, 201, "{free}");
-    let eps_free = free["epsilon"].as_f64().unwrap();
-    assert!(eps_free <= 8.0 && eps_free > 7.0, "{free}");
-    // A floor above it: the floor is the ridge, ε below the target.
-    body.insert("ridge_floor".into(), json!(60.0));
-    let (st, floored) = request(&s.addr, "POST", "/releases", &Value::Object(body.clone()).to_string());
-    assert_eq!(st, 201, "{floored}");
-    let report = &floored["report"];
-    assert_eq!(report["privacy"]["components"][0]["ridge"].as_f64(), Some(60.0), "{report}");
-    assert!(floored["epsilon"].as_f64().unwrap() < eps_free);
-    assert!(report.to_string().contains("snap"), "the report states the snapping: {report}");
-    // A declared lattice instead (the records lie on the 11 × 11 nodes).
-    body.remove("snap");
-    body.remove("ridge_floor");
-    body.insert("covariate_lattice".into(), json!("11"));
-    let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body.clone()).to_string());
-    assert_eq!(st, 201, "{v}");
-    // Declaring a lattice the records are not on is refused by the data policy.
-    body.insert("covariate_lattice".into(), json!("4"));
-    let (st, v) = request(&s.addr, "POST", "/releases", &Value::Object(body).to_string());
-    assert_eq!(st, 422, "{v}");
 }

@@ -1,0 +1,152 @@
+//! The HTTP/JSON API end to end: a release created (and recorded in the
+//! ledger before any value exists), listed, described, evaluated
+//! consistently (revealed points keep their values; grid points are path
+//! values), the OpenAPI document and the viewer page, retirement; bad
+//! requests answered with JSON errors naming the problem while the server
+//! keeps serving; a release request without the responses' scale.
+
+use serde_json::json;
+
+use crate::common::{Server, TOKEN, ledger_entries, setup, spec};
+
+#[test]
+fn the_api_serves_consistent_values_and_records_the_release_first() {
+    let (dir, config) = setup("", true);
+    let s = Server::start(&config);
+    let id = s.create(&spec(dir.path()));
+    // The ledger entry is committed before any value exists.
+    let entries = ledger_entries(dir.path());
+    let entry = &entries[0];
+    assert_eq!(entry["status"], "committed");
+    assert_eq!(entry["out"], format!("gpdp serve: {id}"));
+    let (st, list) = s.get("/releases");
+    assert_eq!(st, 200);
+    assert_eq!(list["releases"][0]["id"], id.as_str());
+    let (st, one) = s.get(&format!("/releases/{id}"));
+    assert_eq!(st, 200);
+    assert_eq!(
+        (one["dim"].as_u64(), one["units"].as_str(), one["status"].as_str()),
+        (Some(2), Some("mg/L"), Some("active"))
+    );
+    assert!(one["statement"].as_str().unwrap().contains("differentially private"));
+    assert!((one["epsilon"].as_f64().unwrap() - entry["epsilon"].as_f64().unwrap()).abs() < 1e-12);
+    // Public report only: no operator diagnostics.
+    assert!(!one.to_string().contains("responses_clipped"), "{one}");
+    let a = s.eval(&id, &[[0.2, 0.3], [0.7, 0.9]]);
+    let b = s.eval(&id, &[[0.7, 0.9], [0.5, 0.5], [0.2, 0.3]]);
+    assert_eq!((b[0], b[2]), (a[1], a[0]), "revealed points keep their values");
+    let (st, g) = s.get(&format!("/releases/{id}/grid?nx=3&ny=2"));
+    assert_eq!(st, 200, "{g}");
+    assert_eq!(g["values"].as_array().unwrap().len(), 6);
+    assert_eq!(g["values"][1].as_f64().unwrap(), s.eval(&id, &[[0.5, 0.0]])[0], "grid points are path values");
+    let (st, doc) = s.get("/openapi.json");
+    assert_eq!(st, 200);
+    assert_eq!(doc["openapi"], "3.0.3");
+    assert!(doc["paths"]["/releases/{id}/eval"]["post"].is_object());
+    let (st, page) = s.get("/");
+    assert_eq!(st, 200);
+    assert!(page.as_str().unwrap_or("").contains("<canvas"), "the viewer page");
+    // Retire: listed, no longer evaluates.
+    assert_eq!(s.request("DELETE", &format!("/releases/{id}"), None, Some(TOKEN)).0, 204);
+    let (st, v) = s.post(&format!("/releases/{id}/eval"), &json!({"points": [[0.1, 0.1]]}));
+    assert_eq!(st, 409, "{v}");
+    assert_eq!(s.get(&format!("/releases/{id}")).1["status"], "retired");
+}
+
+/// (method, path, body, token, expected status, what the error says).
+type Case<'a> = (&'a str, String, Option<String>, Option<&'a str>, u16, &'a str);
+
+#[test]
+fn bad_requests_get_json_errors_and_the_server_keeps_serving() {
+    let (dir, config) = setup("max_batch = 50\nmax_revealed = 60\nmax_body_bytes = 20000\n", true);
+    let s = Server::start(&config);
+    let id = s.create(&spec(dir.path()));
+    let ev = format!("/releases/{id}/eval");
+    let big: Vec<[f64; 2]> = (0..51).map(|i| [i as f64 / 51.0, 0.5]).collect();
+    let huge = format!("{{\"points\": [{}]}}", vec!["[0.5, 0.5]"; 3000].join(","));
+    let mut bad_spec = spec(dir.path());
+    bad_spec["kernel"] = json!("cubic");
+    let mut far = spec(dir.path());
+    far["ridge"] = json!(0.3);
+    far["max_epsilon"] = json!(0.01);
+    let cases: Vec<Case> = vec![
+        ("POST", ev.clone(), Some(json!({"points": [[2.0, 0.5]]}).to_string()), None, 400, "outside the domain"),
+        ("POST", ev.clone(), Some(json!({"points": [[0.5]]}).to_string()), None, 400, "1 coordinates, the release is 2-D"),
+        ("POST", ev.clone(), Some("{\"points\": [[NaN, 0.5]]}".into()), None, 400, "request body"),
+        ("POST", ev.clone(), Some("{\"points\": [[1e400, 0.5]]}".into()), None, 400, "request body"),
+        ("POST", ev.clone(), Some(json!({"points": []}).to_string()), None, 400, "empty"),
+        ("POST", ev.clone(), Some(json!({"points": big}).to_string()), None, 413, "at most 50"),
+        ("POST", ev.clone(), Some(huge), None, 413, "too large"),
+        ("POST", ev.clone(), Some(json!({"points": [[0.5, 0.5]], "path": 3}).to_string()), None, 400, "not a path"),
+        ("POST", ev.clone(), Some(json!({"points": [[0.5, 0.5]], "extra": 1}).to_string()), None, 400, "unknown field"),
+        ("POST", ev.clone(), Some("not json".into()), None, 400, "request body"),
+        ("POST", "/releases/r99/eval".into(), Some(json!({"points": [[0.5, 0.5]]}).to_string()), None, 404, "no release"),
+        ("GET", "/releases/r99".into(), None, None, 404, "no release"),
+        ("GET", format!("/releases/{id}/grid?n=1"), None, None, 400, "between 2 and"),
+        ("GET", format!("/releases/{id}/grid?n=abc"), None, None, 400, "query"),
+        ("GET", "/nowhere".into(), None, None, 404, "no such endpoint"),
+        ("PUT", "/releases".into(), None, None, 405, "method not allowed"),
+        ("POST", "/releases".into(), Some(spec(dir.path()).to_string()), None, 401, "missing bearer token"),
+        ("POST", "/releases".into(), Some(spec(dir.path()).to_string()), Some("wrong"), 401, "wrong token"),
+        ("DELETE", format!("/releases/{id}"), None, Some("wrong"), 401, "wrong token"),
+        // A malformed spec value is refused when the body is parsed (400), naming the key.
+        ("POST", "/releases".into(), Some(bad_spec.to_string()), Some(TOKEN), 400, "kernel"),
+        ("POST", "/releases".into(), Some(far.to_string()), Some(TOKEN), 403, "refusing to release"),
+        ("POST", "/releases".into(), Some(json!({"data": "/nonexistent.csv", "kernel": "exponential", "lengthscale": 1, "domain": "box:0,1,0,1", "ridge": 1, "scale": 1, "delta": 1e-5, "response_bound": 1, "dataset": "sensors"}).to_string()), Some(TOKEN), 422, "nonexistent"),
+    ];
+    for (method, path, body, token, status, says) in &cases {
+        let (st, v) = s.request(method, path, body.as_deref(), *token);
+        assert_eq!(st, *status, "{method} {path}: {v}");
+        let msg = v["error"].as_str().unwrap_or_else(|| panic!("{method} {path}: not a JSON error: {v}"));
+        assert!(msg.contains(says), "{method} {path}: {msg:?} does not say {says:?}");
+    }
+    // Too many points revealed by one path: refused, nothing revealed.
+    let pts: Vec<[f64; 2]> = (0..45).map(|i| [i as f64 / 45.0, 0.25]).collect();
+    s.eval(&id, &pts);
+    let more: Vec<[f64; 2]> = (0..20).map(|i| [i as f64 / 20.0, 0.75]).collect();
+    let (st, v) = s.post(&ev, &json!({"points": more}));
+    assert_eq!(st, 413, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("at most 60 distinct points"), "{v}");
+    assert_eq!(s.get(&format!("/releases/{id}")).1["revealed"][0], 45);
+    // Still serving.
+    assert_eq!(s.eval(&id, &[[0.0, 0.25]]).len(), 1);
+    assert_eq!(s.get("/releases").0, 200);
+}
+
+/// Item 15 on the server: a release request must give the responses' scale.
+#[test]
+fn a_release_without_response_range_or_bound_is_refused_400_naming_both() {
+    let (dir, config) = setup("", true);
+    let s = Server::start(&config);
+    let mut sp = spec(dir.path());
+    let o = sp.as_object_mut().unwrap();
+    o.remove("response_bound");
+    o.remove("response_range");
+    let (st, v) = s.request("POST", "/releases", Some(&sp.to_string()), Some(TOKEN));
+    assert_eq!(st, 400, "{v}");
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains("response_range") && msg.contains("response_bound"), "{msg}");
+    assert_eq!(s.get("/releases").1["releases"].as_array().unwrap().len(), 0);
+}
+
+/// Item 8 on the server: a dataset refused by the data checks (here a
+/// response beyond the declared range with on_unbounded = reject)
+/// consumes no budget; the next, valid release gets the whole budget.
+#[test]
+fn a_refused_dataset_consumes_no_budget_in_the_servers_ledger() {
+    let (dir, config) = setup("", true);
+    let s = Server::start(&config);
+    let mut csv = std::fs::read_to_string(dir.path().join("data.csv")).unwrap();
+    csv.push_str("0.5,0.5,7.5\n");
+    std::fs::write(dir.path().join("bad.csv"), csv).unwrap();
+    let mut bad = spec(dir.path());
+    bad["data"] = json!(dir.path().join("bad.csv"));
+    bad["on_unbounded"] = json!("reject");
+    for _ in 0..3 {
+        let (st, v) = s.request("POST", "/releases", Some(&bad.to_string()), Some(TOKEN));
+        assert_eq!(st, 422, "{v}");
+        assert_eq!(ledger_entries(dir.path()).len(), 0, "a refused dataset reserved budget: {v}");
+    }
+    s.create(&spec(dir.path()));
+    assert_eq!(ledger_entries(dir.path()).len(), 1);
+}
