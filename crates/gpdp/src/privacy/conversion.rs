@@ -32,6 +32,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result, fmt_value, unit_open};
 use crate::privacy::curve::RdpCurve;
+use crate::privacy::elementary::{exp, ln, ln_1p};
 use crate::privacy::rounding::ROUNDING_SLACK;
 
 /// Which RDP → (ε, δ) conversion to use. Both are valid at every order;
@@ -179,14 +180,14 @@ impl<'de> serde::Deserialize<'de> for Accounting {
 
 /// ε(δ) at a given order, with an absolute error bound.
 pub(crate) fn epsilon_at(conv: Conversion, r: f64, am1: f64, log_delta: f64) -> (f64, f64) {
-    let log_alpha = am1.ln_1p();
+    let log_alpha = ln_1p(am1);
     match conv {
         Conversion::Paper => {
             let c = -log_delta / am1;
             (r + c, ROUNDING_SLACK * c.abs())
         }
         Conversion::Improved => {
-            let a = (am1 / (1.0 + am1)).ln();
+            let a = ln(am1 / (1.0 + am1));
             let b = (log_delta + log_alpha) / am1;
             (r + a - b, ROUNDING_SLACK * (a.abs() + (log_delta.abs() + log_alpha) / am1 + 1.0))
         }
@@ -198,8 +199,8 @@ fn log_delta_at(conv: Conversion, r: f64, am1: f64, eps: f64) -> (f64, f64) {
     match conv {
         Conversion::Paper => (am1 * (r - eps), ROUNDING_SLACK * am1 * (r.abs() + eps)),
         Conversion::Improved => {
-            let log_alpha = am1.ln_1p();
-            let a = (am1 / (1.0 + am1)).ln();
+            let log_alpha = ln_1p(am1);
+            let a = ln(am1 / (1.0 + am1));
             let v = am1 * (r - eps + a) - log_alpha;
             (v, ROUNDING_SLACK * (am1 * (r.abs() + eps + a.abs() + 1.0) + log_alpha))
         }
@@ -222,9 +223,9 @@ pub(crate) const AM1_MIN: f64 = 1e-12;
 fn am1_of(t: f64, am1_max: f64) -> f64 {
     if am1_max.is_finite() {
         // u = 1/(1 + e^{−t}), am1 = am1_max·u
-        am1_max / (1.0 + (-t).exp())
+        am1_max / (1.0 + exp(-t))
     } else {
-        t.exp()
+        exp(t)
     }
 }
 
@@ -249,7 +250,7 @@ pub(crate) fn minimise_over_order(am1_max: f64, f: impl Fn(f64) -> f64) -> (f64,
         let v = f(am1_of(t, am1_max));
         if v.is_nan() { f64::INFINITY } else { v }
     };
-    let t_lo = if am1_max.is_finite() { T_LO.min((AM1_MIN / am1_max).ln()) } else { T_LO };
+    let t_lo = if am1_max.is_finite() { T_LO.min(ln(AM1_MIN / am1_max)) } else { T_LO };
     let points = GRID.max(((T_HI - t_lo) / MAX_STEP).ceil() as usize + 1);
     let step = (T_HI - t_lo) / (points - 1) as f64;
     let mut best_i = 0;
@@ -427,7 +428,7 @@ fn certified_search<C: RdpCurve + ?Sized>(
 /// ε(δ) = min over admissible α of the conversion (see the module docs).
 pub fn epsilon_for_delta<C: RdpCurve + ?Sized>(curve: &C, delta: f64, conv: Conversion) -> Result<EpsilonAt> {
     unit_open("δ", delta)?;
-    let log_delta = delta.ln();
+    let log_delta = ln(delta);
     let am1_max = curve.am1_max();
     let obj = |am1: f64| match curve.rdp(am1) {
         Some((r, _)) => epsilon_at(conv, r, am1, log_delta).0,
@@ -528,7 +529,7 @@ pub fn delta_for_epsilon<C: RdpCurve + ?Sized>(curve: &C, epsilon: f64, conv: Co
     };
     let (ld, ld_err) = log_delta_at(conv, r, am1, epsilon);
     let ld_up = ld + ld_err + am1 * r_err;
-    let delta = ld_up.exp().next_up().min(1.0);
+    let delta = exp(ld_up).next_up().min(1.0);
     Ok(DeltaAt { delta, alpha, rdp: r })
 }
 

@@ -25,6 +25,7 @@ pub mod calibrate;
 pub mod constants;
 pub mod conversion;
 pub mod curve;
+mod elementary;
 pub mod event;
 mod interval;
 pub(crate) mod joint;

@@ -41,7 +41,7 @@
 //!   δ measures; the result is untilted afterwards.
 //! * **Floating point**: the δ returned is the computed sum plus an a-priori
 //!   bound on every floating-point error — the erf/erfc values and bin edges
-//!   (libm's erf/erfc assumed within 8 units of roundoff), the tilt, the FFT
+//!   (erf/erfc of [`super::elementary`] within 8 units of roundoff), the tilt, the FFT
 //!   (Higham 2002, Thm 24.2, with the twiddle-factor error of rustfft and a
 //!   factor 2 for its higher-radix butterflies), the powers and products, the
 //!   untilt and the final sum — see [`PldReport::float_slack`].
@@ -63,14 +63,12 @@
 use crate::error::{Error, Result, fmt_value, unit_open};
 use crate::model::draws::Draws;
 use crate::privacy::conversion::minimise_over_order;
+use crate::privacy::elementary::{ERF_REL, erf, erfc, exp, exp_m1, ln, ln_1p};
 use rustfft::FftPlanner;
 use rustfft::num_complex::Complex64;
 
 /// Unit roundoff of f64.
 const U: f64 = f64::EPSILON / 2.0;
-/// Assumed bound on the relative error of libm's `erf`/`erfc` (FreeBSD msun;
-/// documented below one ulp, i.e. two units of roundoff; four times that).
-const ERF_REL: f64 = 8.0 * U;
 /// χ²₁ values at x ≤ `X_SWITCH` come from erf (the CDF), beyond from erfc.
 const X_SWITCH: f64 = 2.0;
 /// The largest χ²₁ cut-off (erfc(√(x/2)) ≈ 10⁻²⁸⁴ there, still a normal double).
@@ -130,16 +128,16 @@ pub struct PldStatement {
 /// bound, given that x carries a relative error of at most `x_rel`.
 fn chi2_at(x: f64, sf: bool, x_rel: f64) -> (f64, f64) {
     let z = (0.5 * x).sqrt();
-    let v = if sf { libm::erfc(z) } else { libm::erf(z) };
+    let v = if sf { erfc(z) } else { erf(z) };
     // |d erf(z)/dz| = (2/√π)e^{−z²}; z has relative error ≤ x_rel/2 + u.
-    let input = std::f64::consts::FRAC_2_SQRT_PI * (0.5 * x_rel + U) * z * (-(z * z)).exp() * 1.001;
+    let input = std::f64::consts::FRAC_2_SQRT_PI * (0.5 * x_rel + U) * z * exp(-(z * z)) * 1.001;
     (v, ERF_REL * v + input)
 }
 
 /// The smallest x (to within a relative 10⁻¹²) with P(χ²₁ > x) ≤ `tail`,
 /// capped at [`X_TAIL_MAX`].
 fn chi2_quantile(tail: f64) -> f64 {
-    let sf = |x: f64| libm::erfc((0.5 * x).sqrt());
+    let sf = |x: f64| erfc((0.5 * x).sqrt());
     if sf(X_TAIL_MAX) > tail {
         return X_TAIL_MAX;
     }
@@ -169,7 +167,7 @@ struct Factor {
 /// The tilt factor e^{θ·g·h} of grid point g and a bound on its relative error.
 fn tilt_at(theta: f64, g: i64, h: f64) -> (f64, f64) {
     let arg = theta * (g as f64 * h);
-    (arg.exp(), 2.0 * U + 2.1 * U * arg.abs())
+    (exp(arg), 2.0 * U + 2.1 * U * arg.abs())
 }
 
 /// The factor c·χ²₁ (`upper`, c = c₂: rounded up to kh, k ≥ 1, tail to +∞)
@@ -237,7 +235,7 @@ fn log_mgf(events: &[PldEvent], theta: f64) -> f64 {
         if !(t < 1.0) {
             return f64::INFINITY;
         }
-        k += e.draws.as_f64() * (-0.5 * (-t).ln_1p() - 0.5 * (t / (1.0 + e.tau)).ln_1p());
+        k += e.draws.as_f64() * (-0.5 * ln_1p(-t) - 0.5 * ln_1p(t / (1.0 + e.tau)));
     }
     k
 }
@@ -249,7 +247,7 @@ fn tau_max(events: &[PldEvent]) -> f64 {
 
 /// The Chernoff-optimal tilt for a target δ: θ minimising (log M(θ) − log δ)/θ.
 fn tilt_for_delta(events: &[PldEvent], delta: f64) -> f64 {
-    let ld = delta.ln();
+    let ld = ln(delta);
     let (theta, v) = minimise_over_order(1.0 / tau_max(events), |t| (log_mgf(events, t) - ld) / t);
     if v.is_finite() { theta } else { 0.0 }
 }
@@ -258,7 +256,7 @@ fn tilt_for_delta(events: &[PldEvent], delta: f64) -> f64 {
 /// min(1, min_θ M(θ)e^{−θε}) ≥ P(Λ ≥ ε) ≥ δ(ε) (an estimate only).
 fn tilt_for_epsilon(events: &[PldEvent], eps: f64) -> (f64, f64) {
     let (theta, v) = minimise_over_order(1.0 / tau_max(events), |t| log_mgf(events, t) - t * eps);
-    if v.is_finite() && v < 0.0 { (theta, v.exp()) } else { (0.0, 1.0) }
+    if v.is_finite() && v < 0.0 { (theta, exp(v)) } else { (0.0, 1.0) }
 }
 
 thread_local! {
@@ -383,8 +381,8 @@ impl Composed {
             let lo = factor(c1, h, m, false, theta, 4.5 * U);
             p_inf += lf * (up.tail + up.tail_err);
             moved += lf * (lo.tail + lo.tail_err);
-            log_norm += lf * (up.sum.ln() + lo.sum.ln());
-            log_norm_err += lf * (up.sum.ln().abs() + lo.sum.ln().abs() + 2.0);
+            log_norm += lf * (ln(up.sum) + ln(lo.sum));
+            log_norm_err += lf * (ln(up.sum).abs() + ln(lo.sum).abs() + 2.0);
             input_rel += lf * (up.rel_err + lo.rel_err);
             // Σ x ≤ 1 + (len + 1)u after the division (Σ over the computed sum).
             norm_excess += lf * 2.0 * U * ((up.x.len() + lo.x.len()) as f64 + 2.0);
@@ -423,19 +421,19 @@ impl Composed {
         // Per transform of one factor after unpacking: ‖ΔX‖₂ ≤ √N·e_sep.
         let e_sep = std::f64::consts::SQRT_2 * zeta * 1.0001 + 4.0 * U;
         let d_err = 2.0 * e_sep + 4.0 * U; // per entry ℓ2, / √N, of the event product U·L
-        let kappa_log = sum_l * (sqrt_n * (2.0 * d_err)).ln_1p() + norm_excess;
+        let kappa_log = sum_l * ln_1p(sqrt_n * (2.0 * d_err)) + norm_excess;
         if kappa_log > 0.01 {
             return Err(Error::TooLarge(format!(
                 "pld accounting: the FFT error bound is too large for {total_draws} draws at length {n}; use the RDP accounting (--conversion improved)"
             )));
         }
-        let kappa = kappa_log.exp();
+        let kappa = exp(kappa_log);
         // z^l by any sequence of products carries a relative rounding error
         // ≤ (l − 1)·√2γ₂, and one more product per event accumulates it.
         let gamma_mult = 3.0 * U * sum_l;
         let eta_conv = (kappa * (sum_l * d_err + gamma_mult) * (1.0 + zeta) + zeta * kappa) * 1.0001;
         // Telescoping: ‖⊛a − ⊛b‖₁ ≤ Σ‖a_i − b_i‖·Π_{j≠i} max(‖a_j‖, ‖b_j‖).
-        let input_err = input_rel * (input_rel + norm_excess).exp();
+        let input_err = input_rel * exp(input_rel + norm_excess);
 
         let k_max = (j_min + support as i64 - 1).max(0) as usize;
         let q0 = (-j_min).max(0) as usize; // position of grid point 0
@@ -448,7 +446,7 @@ impl Composed {
             let x = k as f64 * h;
             let arg = log_norm - theta * x;
             max_arg = max_arg.max((theta * x).abs());
-            c.push(if v > 0.0 { v * arg.exp() } else { 0.0 });
+            c.push(if v > 0.0 { v * exp(arg) } else { 0.0 });
         }
         let untilt_rel = 4.0 * U * (log_norm_err + max_arg + 2.0) * 1.0001 + 2.0 * U;
         Ok(Composed {
@@ -470,9 +468,9 @@ impl Composed {
     /// The floating-point allowance at ε: the FFT error and the input error
     /// of the entries above ε, in absolute terms.
     fn slack(&self, eps: f64, above: usize) -> f64 {
-        let base = (self.log_norm - self.theta * eps).exp();
+        let base = exp(self.log_norm - self.theta * eps);
         let w2 = if self.theta * self.h > 0.0 {
-            (-(-2.0 * self.theta * self.h).exp_m1()).powf(-0.5).min((above as f64).sqrt())
+            (1.0 / (-exp_m1(-2.0 * self.theta * self.h)).sqrt()).min((above as f64).sqrt())
         } else {
             (above as f64).sqrt()
         };
@@ -490,7 +488,7 @@ impl Composed {
             let x = k as f64 * self.h;
             if x > eps {
                 above += 1;
-                let m = (eps - x).exp_m1(); // e^{ε−x} − 1 ∈ (−1, 0)
+                let m = exp_m1(eps - x); // e^{ε−x} − 1 ∈ (−1, 0)
                 sum += ck * -m;
                 // The weight 1 − e^{ε−x}: its argument is off by at most
                 // u·x + u·|ε − x| (the grid point, the subtraction), which
@@ -523,8 +521,8 @@ impl Composed {
         };
         // Search aids (not certified): D_k = Σ_{j>k} c_j(1 − e^{−(j−k)h}),
         // U_k = Σ_{j≥k} c_j e^{−(j−k)h}.
-        let beta = (-self.h).exp();
-        let one_m_beta = -(-self.h).exp_m1();
+        let beta = exp(-self.h);
+        let one_m_beta = -exp_m1(-self.h);
         let mut d = vec![0.0f64; kmax + 1];
         let mut u = vec![0.0f64; kmax + 1];
         u[kmax] = self.c[kmax];
@@ -551,7 +549,7 @@ impl Composed {
         // In (x_{k−1}, x_k]: δ(ε) ≈ D_k + (1 − e^{−(x_k−ε)})·U_k + rest.
         let rest = self.p_inf + self.slack((k - 1) as f64 * self.h, kmax - k + 2);
         let target = delta * (1.0 - 1e-9) - rest - d[k];
-        let b = if u[k] > 0.0 && target > 0.0 && target < u[k] { -(-target / u[k]).ln_1p() } else { 0.0 };
+        let b = if u[k] > 0.0 && target > 0.0 && target < u[k] { -ln_1p(-target / u[k]) } else { 0.0 };
         let mut candidates = vec![(xk - b).max(0.0).next_up()];
         candidates.extend((0..8).map(|i| (k + i) as f64 * self.h));
         for eps in candidates {

@@ -37,6 +37,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result, non_negative};
 use crate::privacy::cache::AccountingCache;
+use crate::privacy::elementary::{ln, ln_1p};
 use crate::privacy::rounding::ROUNDING_SLACK;
 
 /// Which proven bound the accountant uses.
@@ -165,10 +166,10 @@ pub(crate) fn psi_with_err(am1: f64, tau: f64) -> (f64, f64) {
     if tau == 0.0 {
         return (0.0, 0.0);
     }
-    let half_log = 0.5 * tau.ln_1p();
+    let half_log = 0.5 * ln_1p(tau);
     // (1+ατ)/(1+τ) = 1 + (α−1)τ/(1+τ)
-    let l1 = (am1 * tau / (1.0 + tau)).ln_1p();
-    let l2 = (-x).ln_1p();
+    let l1 = ln_1p(am1 * tau / (1.0 + tau));
+    let l2 = ln_1p(-x);
     let t1 = half_log - l1 / (2.0 * am1);
     let t2 = -half_log - l2 / (2.0 * am1);
     let one_minus_x = 1.0 - x;
@@ -208,13 +209,13 @@ pub(crate) fn cov_signed_with_err(am1: f64, tau: f64) -> (f64, f64) {
     if x < 0.5 {
         // log1p(−x) is accurate to a few ulps relative, and x is a product of
         // correctly rounded factors: the value is accurate relatively.
-        let value = -(-x).ln_1p() / (2.0 * am1);
+        let value = -ln_1p(-x) / (2.0 * am1);
         (value, ROUNDING_SLACK * value * (1.0 + 1.0 / (1.0 - x)))
     } else {
         // Near α_max: 1 − x = (1 − (α−1)τ)(1 + ατ)/(1+τ) without cancellation
         // beyond that of 1 − (α−1)τ (conditioning 1/(1 − (α−1)τ)).
         let one_minus_x = (1.0 - y) * (1.0 + alpha * tau) / (1.0 + tau);
-        let value = -one_minus_x.ln() / (2.0 * am1);
+        let value = -ln(one_minus_x) / (2.0 * am1);
         let err = ROUNDING_SLACK * (value + (1.0 + 1.0 / (1.0 - y)) / (2.0 * am1));
         (value, err)
     }
