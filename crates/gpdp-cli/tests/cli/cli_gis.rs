@@ -15,6 +15,9 @@
 //! run in crates/gpdp-cli). The tests are `#[ignore]`d so that `cargo test`
 //! needs no Python; with `--ignored` and no GPDP_GIS_PYTHON they fail, saying
 //! so. `GPDP_BIN=/path/to/gpdp` checks another build.
+//!
+//! Independently of Python, the default run decodes paths.tif with the
+//! `tiff` crate and compares it with paths.csv (`*_geotiff_decodes_to_paths_csv`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -142,4 +145,120 @@ fn reprojected_release_gis_outputs_are_in_the_target_crs() {
         &out,
         &["--crs", "EPSG:27700", "--draws", "2", "--data", data, "--x", "lon,lat", "--data-crs", "EPSG:4326"],
     );
+}
+
+/// paths.tif decoded by the `tiff` crate (an independent reader, in the
+/// default run): its dimensions, samples, georeferencing tags and values.
+struct GeoTiff {
+    width: usize,
+    height: usize,
+    bands: usize,
+    /// Row-major from the top row, samples interleaved per pixel.
+    values: Vec<f64>,
+    bits: Vec<u16>,
+    sample_format: Vec<u16>,
+    pixel_scale: Vec<f64>,
+    tiepoint: Vec<f64>,
+    geokeys: Vec<u16>,
+}
+
+fn read_geotiff(path: &Path) -> GeoTiff {
+    use tiff::decoder::{Decoder, DecodingResult};
+    use tiff::tags::Tag;
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut d = Decoder::new(std::io::BufReader::new(file)).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let (w, h) = d.dimensions().unwrap();
+    let bands = usize::from(d.get_tag_u16_vec(Tag::SamplesPerPixel).unwrap()[0]);
+    let bits = d.get_tag_u16_vec(Tag::BitsPerSample).unwrap();
+    let sample_format = d.get_tag_u16_vec(Tag::SampleFormat).unwrap();
+    let pixel_scale = d.get_tag_f64_vec(Tag::ModelPixelScaleTag).unwrap();
+    let tiepoint = d.get_tag_f64_vec(Tag::ModelTiepointTag).unwrap();
+    let geokeys = d.get_tag_u16_vec(Tag::GeoKeyDirectoryTag).unwrap();
+    let values = match d.read_image().unwrap_or_else(|e| panic!("decoding {}: {e}", path.display())) {
+        DecodingResult::F64(v) => v,
+        _ => panic!("{}: samples are not 64-bit floats", path.display()),
+    };
+    GeoTiff {
+        width: w as usize,
+        height: h as usize,
+        bands,
+        values,
+        bits,
+        sample_format,
+        pixel_scale,
+        tiepoint,
+        geokeys,
+    }
+}
+
+/// Releases the fixture on an `nx`×`ny` grid with `draws` draws in
+/// EPSG:27700 and checks paths.tif against paths.csv: one band per draw of
+/// 64-bit IEEE floats, nx columns × ny rows, the tie point (pixel (0, 0) =
+/// the grid's west-most, north-most point), the pixel scale (the grid
+/// spacing), the GeoKey directory (projected CRS 27700, PixelIsPoint), and
+/// every value equal, bit for bit, to the draw at the same coordinate.
+fn geotiff_matches_paths_csv(nx: usize, ny: usize, draws: usize) {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("rel");
+    let grid = format!("{nx}x{ny}");
+    release(FIXTURE, "easting,northing", &grid, &draws.to_string(), "25", &["--crs", "EPSG:27700"], &out);
+    let g = read_geotiff(&out.join("paths.tif"));
+    assert_eq!((g.width, g.height, g.bands), (nx, ny, draws), "dimensions and bands");
+    assert_eq!(g.bits, vec![64; draws]);
+    assert_eq!(g.sample_format, vec![3; draws], "SampleFormat IEEEFP per band");
+    assert_eq!(g.values.len(), nx * ny * draws);
+    assert_eq!(
+        g.geokeys,
+        vec![1, 1, 0, 3, 1024, 0, 1, 1, 1025, 0, 1, 2, 3072, 0, 1, 27700],
+        "GeoKeyDirectory: projected model, PixelIsPoint, EPSG:27700"
+    );
+
+    let mut r = csv::Reader::from_path(out.join("paths.csv")).unwrap();
+    let head: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
+    assert_eq!(head.len(), 2 + draws, "paths.csv columns: {head:?}");
+    let rows: Vec<Vec<f64>> =
+        r.records().map(|rec| rec.unwrap().iter().map(|v| v.parse::<f64>().unwrap()).collect()).collect();
+    assert_eq!(rows.len(), nx * ny);
+    let xs = rows.iter().map(|r| r[0]);
+    let ys = rows.iter().map(|r| r[1]);
+    let (x0, x1) = (xs.clone().fold(f64::INFINITY, f64::min), xs.fold(f64::NEG_INFINITY, f64::max));
+    let (y0, y1) = (ys.clone().fold(f64::INFINITY, f64::min), ys.fold(f64::NEG_INFINITY, f64::max));
+    let (dx, dy) = ((x1 - x0) / (nx - 1) as f64, (y1 - y0) / (ny - 1) as f64);
+    assert_eq!(g.tiepoint, vec![0.0, 0.0, 0.0, x0, y1, 0.0], "ModelTiepoint");
+    assert_eq!(g.pixel_scale.len(), 3);
+    assert!(
+        (g.pixel_scale[0] - dx).abs() <= 1e-9 * dx && (g.pixel_scale[1] - dy).abs() <= 1e-9 * dy,
+        "{:?}",
+        g.pixel_scale
+    );
+    assert_eq!(g.pixel_scale[2], 0.0);
+    for row in &rows {
+        let col = ((row[0] - x0) / dx).round() as usize;
+        let line = ((y1 - row[1]) / dy).round() as usize;
+        assert!(col < nx && line < ny);
+        for k in 0..draws {
+            let v = g.values[(line * nx + col) * draws + k];
+            assert_eq!(
+                v.to_bits(),
+                row[2 + k].to_bits(),
+                "draw {} at ({}, {}): tif {v} vs csv {}",
+                k + 1,
+                row[0],
+                row[1],
+                row[2 + k]
+            );
+        }
+    }
+}
+
+/// Three draws (three bands, with ExtraSamples) on a landscape 60 × 40 grid.
+#[test]
+fn three_band_geotiff_decodes_to_paths_csv() {
+    geotiff_matches_paths_csv(60, 40, 3);
+}
+
+/// One draw (a single band, no ExtraSamples) on a portrait 25 × 50 grid.
+#[test]
+fn one_band_portrait_geotiff_decodes_to_paths_csv() {
+    geotiff_matches_paths_csv(25, 50, 1);
 }
