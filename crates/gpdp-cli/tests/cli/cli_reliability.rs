@@ -87,6 +87,12 @@ fn entries(dir: &Path) -> Vec<String> {
     v
 }
 
+/// A limit only a hang (or a run of hours) reaches: the refusals below are
+/// checked by their messages and by what is left on disk, not by their
+/// speed; this only stops a run that was not refused. Not a performance
+/// bound (wall-clock measurements are benchmarks).
+const HANG_GUARD: Duration = Duration::from_secs(300);
+
 const DATA_1D: &str = "x,y\n0.1,0.5\n0.3,-0.2\n0.35,1.4\n0.6,0.9\n0.9,-1.0\n";
 const ACCOUNT: [&str; 9] =
     ["account", "--kernel", "exponential", "--lengthscale", "1", "--domain", "interval:0,1", "--n", "10"];
@@ -513,7 +519,7 @@ fn item_09_interrupted_and_killed_runs_leave_nothing_behind() {
     let partial = t.path().join(format!(".ex.partial-{}", child.id()));
     let start = Instant::now();
     while !partial.exists() {
-        assert!(start.elapsed() < Duration::from_secs(60), "no partial output appeared");
+        assert!(start.elapsed() < HANG_GUARD, "no partial output appeared");
         assert!(child.try_wait().unwrap().is_none(), "the study ended before it could be interrupted");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -595,7 +601,7 @@ fn item_10_sizes_are_estimated_and_refused_before_allocating() {
     for (args, needles) in &cases {
         let start = Instant::now();
         fails(&refs(args), needles);
-        assert!(start.elapsed() < Duration::from_secs(20), "{args:?} took {:?}", start.elapsed());
+        assert!(start.elapsed() < HANG_GUARD, "{args:?} was not refused: it ran for {:?}", start.elapsed());
     }
     // With 8 GiB a 120² dense release is estimated and fits.
     let mut fits = dense2d("60");
@@ -629,7 +635,7 @@ fn item_10_real_data_sizes_are_refused_before_reading() {
         .to_vec();
         let start = Instant::now();
         fails(&refs(&args), &["too large"]);
-        assert!(start.elapsed() < Duration::from_secs(20));
+        assert!(start.elapsed() < HANG_GUARD, "{flag} {value} was not refused");
     }
     assert!(!out.exists());
 }
@@ -1297,7 +1303,7 @@ fn run_within(args: &[&str], limit: Duration) -> Option<Output> {
 fn issue22_item_12_mia_estimates_its_work_and_refuses_long_runs() {
     let t = tempfile::tempdir().unwrap();
     let long = ["mia", "--draws", "1000000000", "--shadow", "100", "--eval", "100", "--repeats", "1"];
-    let o = run_within(&long, Duration::from_secs(30)).expect("refused at once, not run for hours");
+    let o = run_within(&long, HANG_GUARD).expect("refused at once, not run for hours");
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(e.contains("estimated at ≈") && e.contains("--max-hours") && e.contains("L = 1000000000"), "{e}");
@@ -1319,27 +1325,21 @@ fn issue22_item_12_mia_estimates_its_work_and_refuses_long_runs() {
         "--out",
         s(&out),
     ];
-    let o = run_within(&sweep, Duration::from_secs(30)).expect("refused at once");
+    let o = run_within(&sweep, HANG_GUARD).expect("refused at once");
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("this sweep is estimated at ≈"), "{}", stderr(&o));
     let file = write(t.path(), "f", b"");
     let small = ["mia", "sweep", "--shadow", "100", "--eval", "100", "--repeats", "1", "--out", &file];
-    let o = run_within(&small, Duration::from_secs(30)).unwrap();
+    let o = run_within(&small, HANG_GUARD).unwrap();
     assert!(stderr(&o).contains("exists and is not a directory"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("estimated"), "refused before the estimate: {}", stderr(&o));
     // A small run states its estimate first.
-    let o = run_within(
-        &["mia", "--shadow", "100", "--eval", "100", "--repeats", "1", "--n", "5"],
-        Duration::from_secs(120),
-    )
-    .unwrap();
+    let o = run_within(&["mia", "--shadow", "100", "--eval", "100", "--repeats", "1", "--n", "5"], HANG_GUARD).unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("this attack: estimated ≈"), "{}", stderr(&o));
     // --max-hours raises (or lowers) the limit.
-    let o = run_within(
-        &["mia", "--shadow", "100", "--eval", "100", "--repeats", "1", "--max-hours", "1e-9"],
-        Duration::from_secs(30),
-    )
-    .unwrap();
+    let o =
+        run_within(&["mia", "--shadow", "100", "--eval", "100", "--repeats", "1", "--max-hours", "1e-9"], HANG_GUARD)
+            .unwrap();
     assert!(stderr(&o).contains("above --max-hours 0.000000001"), "{}", stderr(&o));
 }
