@@ -24,6 +24,9 @@ use serde_json::json;
 #[allow(dead_code)]
 #[path = "../tests/server/common.rs"]
 mod common;
+#[allow(dead_code)]
+#[path = "../tests/server/fixture.rs"]
+mod fixture;
 
 use common::{Server, client, request_with, setup, spec};
 

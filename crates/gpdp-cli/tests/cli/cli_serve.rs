@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::fixture::spec;
+
 const TOKEN: &str = "test-token-5f1c";
 
 /// A server process on a free loopback port; killed (SIGKILL) on drop.
@@ -126,21 +128,6 @@ fn setup(extra: &str, with_ledger: bool) -> (tempfile::TempDir, PathBuf) {
     let config = dir.path().join("server.toml");
     std::fs::write(&config, format!("state = \"state.sqlite\"\n{ledger}admin_token = \"{TOKEN}\"\n{extra}")).unwrap();
     (dir, config)
-}
-
-fn spec(dir: &Path) -> Value {
-    json!({
-        "data": dir.join("data.csv"),
-        "dataset": "sensors",
-        "kernel": "matern32",
-        "lengthscale": 0.3,
-        "domain": "box:0,1,0,1",
-        "ridge": 4.0,
-        "scale": 1.0,
-        "delta": 1e-5,
-        "response_bound": 1.0,
-        "units": "mg/L"
-    })
 }
 
 #[test]

@@ -18,5 +18,8 @@ mod cli_reliability;
 mod cli_serve;
 mod cli_shard;
 mod common;
+/// The server tests' release spec and spec examples, shared by path.
+#[path = "../../../gpdp-server/tests/server/fixture.rs"]
+mod fixture;
 mod repository;
 mod spec_coverage;

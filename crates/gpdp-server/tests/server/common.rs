@@ -133,21 +133,7 @@ pub fn ledger_entries(dir: &Path) -> Vec<Value> {
     l.entries("sensors").unwrap().iter().map(|e| serde_json::to_value(e).unwrap()).collect()
 }
 
-/// A release spec for the [`setup`] dataset (matérn-3/2 on the unit square).
-pub fn spec(dir: &Path) -> Value {
-    json!({
-        "data": dir.join("data.csv"),
-        "dataset": "sensors",
-        "kernel": "matern32",
-        "lengthscale": 0.3,
-        "domain": "box:0,1,0,1",
-        "ridge": 4.0,
-        "scale": 1.0,
-        "delta": 1e-5,
-        "response_bound": 1.0,
-        "units": "mg/L"
-    })
-}
+pub use crate::fixture::spec;
 
 /// Reads one answer from `s` — to a request the test wrote on the raw
 /// socket — until the server closes the connection or `limit` passes:

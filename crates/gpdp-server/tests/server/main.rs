@@ -9,6 +9,7 @@
 
 mod api;
 mod common;
+mod fixture;
 mod lifecycle;
 mod limits;
 mod paths;

@@ -9,29 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::common::{Server, TOKEN};
-
-/// (base spec, one patch per key) from the shared examples file.
-fn examples() -> (Map<String, Value>, Map<String, Value>) {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpdp-cli/tests/data/spec_examples.json");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    (v["base"].as_object().unwrap().clone(), v["examples"].as_object().unwrap().clone())
-}
-
-/// The base spec with one example's patch applied (null removes a key).
-fn patched(base: &Map<String, Value>, patch: &Value) -> Map<String, Value> {
-    let mut s = base.clone();
-    for (k, v) in patch.as_object().unwrap() {
-        if v.is_null() {
-            s.remove(k);
-        } else {
-            s.insert(k.clone(), v.clone());
-        }
-    }
-    s
-}
+use crate::fixture::{examples, patched};
 
 /// 40 records on nodes of the 11 × 11 lattice of [0, 1]², |y| < 1.
 fn write_data(dir: &Path) -> PathBuf {
