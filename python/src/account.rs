@@ -124,7 +124,7 @@ pub fn account(
         rkhs_norm,
         bound,
     };
-    let params = model.params(true, true)?;
+    let params = model.params(None)?;
     let draws = self::draws(draws)?;
     let conv: Accounting = parse(conversion)?;
     let (want_eps, value) = question(delta, epsilon)?;
@@ -311,7 +311,7 @@ pub fn account_batch<'py>(py: Python<'py>, columns: Option<&Bound<'py, PyDict>>)
         let build = || -> PyResult<BatchRow> {
             let model = Model {
                 kernel: req_text("kernel", i)?,
-                lengthscale: col("lengthscale").num("lengthscale", i)?,
+                lengthscale: col("lengthscale").num("lengthscale", i)?.filter(|x| !x.is_nan()),
                 domain: req_text("domain", i)?,
                 n: whole("n", i, req_num("n", i)?)? as usize,
                 ridge: Some(req_num("ridge", i)?),
@@ -327,7 +327,7 @@ pub fn account_batch<'py>(py: Python<'py>, columns: Option<&Bound<'py, PyDict>>)
                 col("epsilon").num("epsilon", i)?.filter(|x| !x.is_nan()),
             )?;
             Ok(BatchRow {
-                params: model.params(true, true)?,
+                params: model.params(None)?,
                 draws: draws(whole("draws", i, col("draws").num("draws", i)?.unwrap_or(1.0))?)?,
                 conversion: parse(col("conversion").text("conversion", i)?.unwrap_or("improved"))?,
                 want_eps,
@@ -490,7 +490,7 @@ pub fn calibrate(
     }
     let model =
         Model { kernel, lengthscale, domain, n, ridge, scale, gp_noise, response_bound, sensitivity, rkhs_norm, bound };
-    let params = model.params(solve != Solve::Ridge, solve != Solve::Scale)?;
+    let params = model.params(Some(solve))?;
     let draws = self::draws(draws.unwrap_or(1))?;
     let target = Target { epsilon: target_epsilon, delta, conversion: parse(conversion)? };
     let inner = py.detach(|| gpdp::calibrate(&params, draws, solve, target)).py()?;

@@ -3,10 +3,11 @@
 
 use std::str::FromStr;
 
-use gpdp::{Domain, Kernel, KernelKind, ReleaseParams};
+use gpdp::spec::ModelSpec;
+use gpdp::{Domain, ReleaseParams};
 use pyo3::prelude::*;
 
-use crate::errors::{OrPy, bad_arg};
+use crate::errors::OrPy;
 
 /// The model keywords shared by `account`, `calibrate` and `Mechanism`.
 pub struct Model<'a> {
@@ -29,41 +30,21 @@ pub fn parse<T: FromStr<Err = gpdp::Error>>(s: &str) -> PyResult<T> {
 }
 
 impl Model<'_> {
-    /// The release parameters; `need_ridge`/`need_scale` are false when that
-    /// parameter is being solved for (then it may be omitted).
-    pub fn params(&self, need_ridge: bool, need_scale: bool) -> PyResult<ReleaseParams> {
-        let kind: KernelKind = parse(self.kernel)?;
-        let lengthscale = match (kind.has_lengthscale(), self.lengthscale) {
-            (true, None) => {
-                return Err(bad_arg("lengthscale", format!("required for the {kind} kernel (a number > 0)")));
-            }
-            (_, l) => l.unwrap_or(1.0),
-        };
-        let kernel = Kernel::new(kind, lengthscale).py()?;
-        let domain = Domain::from_str(self.domain).py()?;
-        let ridge = match (need_ridge, self.ridge) {
-            (true, None) => return Err(bad_arg("ridge", "required (a number > 0), unless it is solved for")),
-            (_, r) => r.unwrap_or(1.0),
-        };
-        let scale = match (need_scale, self.scale) {
-            (true, None) => {
-                return Err(bad_arg("scale", "required (a number > 0, or float('inf') for a covariance-only release)"));
-            }
-            (_, s) => s.unwrap_or(1.0),
-        };
-        let mut p = ReleaseParams::new(kernel, domain, self.n, ridge, scale);
-        p.gp_noise = self.gp_noise;
-        p.response_bound = self.response_bound;
-        p.sensitivity = parse(self.sensitivity)?;
-        p.rkhs_norm = self.rkhs_norm;
-        p.bound = parse(self.bound)?;
-        if p.rkhs_norm.is_some() && p.sensitivity == gpdp::SensitivityChoice::Auto {
-            return Err(bad_arg(
-                "rkhs_norm",
-                "only used with sensitivity=\"rkhs\" (Lemma B.8 assumes noiseless responses y = f*(x); choose it explicitly)",
-            ));
-        }
-        Ok(p)
+    /// The release parameters: the keywords are spec keys, translated by
+    /// the library ([`gpdp::spec::ModelSpec::release_params`], its messages
+    /// in keyword spelling). `solving` is the parameter being solved for
+    /// (then it may be omitted).
+    pub fn params(&self, solving: Option<gpdp::Solve>) -> PyResult<ReleaseParams> {
+        let mut m = ModelSpec::new(parse(self.kernel)?, Domain::from_str(self.domain).py()?);
+        m.lengthscale = self.lengthscale;
+        m.ridge = self.ridge;
+        m.scale = self.scale;
+        m.gp_noise = Some(self.gp_noise);
+        m.response_bound = Some(self.response_bound);
+        m.sensitivity = parse(self.sensitivity)?;
+        m.rkhs_norm = self.rkhs_norm;
+        m.bound = parse(self.bound)?;
+        m.release_params(self.n, solving).py()
     }
 }
 

@@ -3,7 +3,8 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use gpdp::privacy::SensitivityConstants;
-use gpdp::{BoundChoice, Domain, Draws, Kernel, KernelKind, ReleaseParams, SensitivityChoice};
+use gpdp::spec::ModelSpec;
+use gpdp::{BoundChoice, Domain, Draws, KernelKind, ReleaseParams, SensitivityChoice, Solve};
 
 /// Parses a finite float: NaN and ±∞ are refused (a NaN would pass every
 /// `>` check unnoticed; an infinite bound or budget is never meant).
@@ -209,27 +210,29 @@ impl ReleaseArgs {
         m
     }
 
-    /// Applies defaults and validates presence; `need_ridge`/`need_scale`
-    /// are false when that parameter is being solved for.
-    pub fn resolve(&self, n: usize, need_ridge: bool, need_scale: bool) -> Result<Resolved> {
-        require(self.missing(need_ridge, need_scale))?;
-        let kind = self.kernel.context("missing --kernel")?;
-        let lengthscale = self.lengthscale.unwrap_or(1.0);
-        let kernel = Kernel::new(kind, lengthscale)?;
-        let domain = self.domain.clone().context("missing --domain")?;
-        let ridge = self.ridge.unwrap_or(1.0);
-        let scale = self.scale.unwrap_or(1.0);
-        let mut params = ReleaseParams::new(kernel, domain, n, ridge, scale);
-        params.gp_noise = self.gp_noise.unwrap_or(0.0);
-        params.response_bound = self.response_bound.unwrap_or(1.0);
-        params.sensitivity = self.sensitivity.unwrap_or_default();
-        params.rkhs_norm = self.rkhs_norm;
-        params.bound = self.bound.unwrap_or_default();
-        if params.rkhs_norm.is_some() && params.sensitivity == SensitivityChoice::Auto {
-            bail!(
-                "--rkhs-norm is only used with --sensitivity rkhs (Lemma B.8 assumes noiseless responses y = f*(x); choose it explicitly)"
-            );
-        }
+    /// The model flags as spec keys: the one mapping of these flags (each
+    /// `--k-e-y` is the key `k_e_y`), shared by `gpdp release` (through
+    /// [`gpdp::ReleaseSpec::from_model`]), `account` and `calibrate`.
+    pub fn model(&self) -> Result<ModelSpec> {
+        let kernel = self.kernel.context("missing --kernel")?;
+        let domain = self.domain.clone().context("missing --domain (e.g. interval:0,1 or box:0,1,0,1)")?;
+        let mut m = ModelSpec::new(kernel, domain);
+        m.lengthscale = self.lengthscale;
+        m.ridge = self.ridge;
+        m.scale = self.scale;
+        m.gp_noise = self.gp_noise;
+        m.response_bound = self.response_bound;
+        m.sensitivity = self.sensitivity.unwrap_or_default();
+        m.rkhs_norm = self.rkhs_norm;
+        m.bound = self.bound.unwrap_or_default();
+        Ok(m)
+    }
+
+    /// The release's parameters for n records, every missing flag named at
+    /// once; `solving` is the parameter a calibration solves for.
+    pub fn resolve(&self, n: usize, solving: Option<Solve>) -> Result<Resolved> {
+        require(self.missing(solving != Some(Solve::Ridge), solving != Some(Solve::Scale)))?;
+        let params = self.model()?.release_params(n, solving)?;
         let draws = self.draws.unwrap_or_default();
         Ok(Resolved { params, draws, conversion: self.conversion.unwrap_or_default() })
     }

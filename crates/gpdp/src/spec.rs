@@ -197,6 +197,116 @@ fn spec_err(key: &'static str, reason: impl Into<String>) -> Error {
     Error::Spec { key, reason: reason.into() }
 }
 
+/// The keys of a release that its accounting depends on, besides δ, the
+/// number of draws and the conversion: kernel, lengthscale, domain, ridge,
+/// scale, GP noise, response bound and the accountant's choices.
+///
+/// [`ModelSpec::release_params`] is the one translation of these keys into
+/// [`ReleaseParams`] — used by [`ReleaseSpec::params`], by the accounting
+/// front ends that have no data (`gpdp account`, `gpdp calibrate`) and by
+/// batch files ([`crate::io::read_batch`], whose columns are these keys) —
+/// so each key is checked the same way everywhere (e.g. `rkhs_norm` only
+/// with `sensitivity` rkhs). Messages name the keys in backticks
+/// ([`render_keys`]).
+///
+/// ```
+/// use gpdp::spec::ModelSpec;
+/// use gpdp::{Draws, KernelKind};
+///
+/// let mut m = ModelSpec::new(KernelKind::Exponential, "interval:0,1".parse()?);
+/// m.lengthscale = Some(1.0);
+/// m.ridge = Some(1.0);
+/// m.scale = Some(f64::INFINITY);
+/// let release = m.release_params(10, None)?.check()?;
+/// let report = release.epsilon(Draws::new(1)?, 0.05, gpdp::Conversion::Improved)?;
+/// assert!(report.epsilon > 0.0 && report.epsilon.is_finite());
+/// // A key the front end forgot is named.
+/// m.ridge = None;
+/// assert!(m.release_params(10, None).unwrap_err().to_string().contains("`ridge`"));
+/// # Ok::<(), gpdp::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSpec {
+    /// The kernel family.
+    pub kernel: KernelKind,
+    /// The lengthscale ℓ (required for every kernel but constant and diagonal, refused for those).
+    pub lengthscale: Option<f64>,
+    /// The public covariate domain Ω.
+    pub domain: Domain,
+    /// The ridge r (required unless it is solved for).
+    pub ridge: Option<f64>,
+    /// The kernel scale σ (required unless it is solved for; ∞ for covariance-only).
+    pub scale: Option<f64>,
+    /// The GP noise η (default 0).
+    pub gp_noise: Option<f64>,
+    /// M_Y with |y| ≤ M_Y in the responses' units (default 1).
+    pub response_bound: Option<f64>,
+    /// Which sensitivity lemma.
+    pub sensitivity: SensitivityChoice,
+    /// ‖f*‖_H for `sensitivity` rkhs.
+    pub rkhs_norm: Option<f64>,
+    /// Which RDP bound.
+    pub bound: BoundChoice,
+}
+
+impl ModelSpec {
+    /// The required keys; everything else absent or at its default.
+    pub fn new(kernel: KernelKind, domain: Domain) -> Self {
+        ModelSpec {
+            kernel,
+            lengthscale: None,
+            domain,
+            ridge: None,
+            scale: None,
+            gp_noise: None,
+            response_bound: None,
+            sensitivity: SensitivityChoice::default(),
+            rkhs_norm: None,
+            bound: BoundChoice::default(),
+        }
+    }
+
+    /// The release's parameters for `n` records, unchecked (the accountant
+    /// checks values: [`ReleaseParams::check`]). `solving` is the parameter
+    /// a calibration solves for: it may be absent, and is then set to a
+    /// value the calibration replaces (r = 1, σ = 1, η = 0).
+    pub fn release_params(&self, n: usize, solving: Option<Solve>) -> Result<ReleaseParams> {
+        let lengthscale = match (self.kernel.has_lengthscale(), self.lengthscale) {
+            (true, None) => {
+                return Err(missing("lengthscale", &format!("the lengthscale ℓ of the {} kernel", self.kernel)));
+            }
+            (false, Some(_)) => {
+                return Err(spec_err("lengthscale", format!("the {} kernel has no lengthscale: drop it", self.kernel)));
+            }
+            (_, l) => l.unwrap_or(1.0),
+        };
+        let kernel = Kernel::new(self.kernel, lengthscale)?;
+        let ridge = match self.ridge {
+            Some(r) => r,
+            None if solving == Some(Solve::Ridge) => 1.0,
+            None => return Err(missing("ridge", "the ridge r > 0")),
+        };
+        let scale = match self.scale {
+            Some(s) => s,
+            None if solving == Some(Solve::Scale) => 1.0,
+            None => return Err(missing("scale", "the kernel scale σ (> 0; inf for a covariance-only release)")),
+        };
+        if self.rkhs_norm.is_some() && self.sensitivity == SensitivityChoice::Auto {
+            return Err(spec_err(
+                "rkhs_norm",
+                "is used only with `sensitivity` rkhs (Lemma B.8 assumes noiseless responses y = f*(x); choose it explicitly)",
+            ));
+        }
+        let mut release = ReleaseParams::new(kernel, self.domain.clone(), n, ridge, scale);
+        release.gp_noise = self.gp_noise.unwrap_or(0.0);
+        release.response_bound = self.response_bound.unwrap_or(1.0);
+        release.sensitivity = self.sensitivity;
+        release.rkhs_norm = self.rkhs_norm;
+        release.bound = self.bound;
+        Ok(release)
+    }
+}
+
 impl ReleaseSpec {
     /// A spec with the required keys; everything else at its default.
     pub fn new(kernel: KernelKind, domain: Domain, delta: f64) -> Self {
@@ -335,38 +445,46 @@ impl ReleaseSpec {
         }
     }
 
+    /// A spec with the model keys of `model` and δ; everything else at its
+    /// default (the inverse of [`Self::model`] on those keys).
+    pub fn from_model(model: ModelSpec, delta: f64) -> Self {
+        let mut s = ReleaseSpec::new(model.kernel, model.domain, delta);
+        s.lengthscale = model.lengthscale;
+        s.ridge = model.ridge;
+        s.scale = model.scale;
+        s.gp_noise = model.gp_noise;
+        s.response_bound = model.response_bound;
+        s.sensitivity = model.sensitivity;
+        s.rkhs_norm = model.rkhs_norm;
+        s.bound = model.bound;
+        s
+    }
+
+    /// The keys the accounting depends on besides δ, `draws` and `conversion`.
+    pub fn model(&self) -> ModelSpec {
+        ModelSpec {
+            kernel: self.kernel,
+            lengthscale: self.lengthscale,
+            domain: self.domain.clone(),
+            ridge: self.ridge,
+            scale: self.scale,
+            gp_noise: self.gp_noise,
+            // Set from `response_range`/`response_bound` by MechanismParams::new.
+            response_bound: None,
+            sensitivity: self.sensitivity,
+            rkhs_norm: self.rkhs_norm,
+            bound: self.bound,
+        }
+    }
+
     /// The mechanism's parameters for `n` records (the solved parameter, if
     /// any, at a value the calibration ignores).
     pub fn params(&self, n: usize) -> Result<MechanismParams> {
-        let solved = self.solved()?;
-        let lengthscale = match (self.kernel.has_lengthscale(), self.lengthscale) {
-            (true, None) => {
-                return Err(missing("lengthscale", &format!("the lengthscale ℓ of the {} kernel", self.kernel)));
-            }
-            (false, Some(_)) => {
-                return Err(spec_err("lengthscale", format!("the {} kernel has no lengthscale: drop it", self.kernel)));
-            }
-            (_, l) => l.unwrap_or(1.0),
+        let solving = match self.solved()? {
+            Solved::Fixed => None,
+            Solved::Calibrate { solve, .. } => Some(solve),
         };
-        let kernel = Kernel::new(self.kernel, lengthscale)?;
-        let solving = |s: Solve| matches!(solved, Solved::Calibrate { solve, .. } if solve == s);
-        let scale = match self.scale {
-            Some(s) => s,
-            None if solving(Solve::Scale) => 1.0,
-            None => return Err(missing("scale", "the kernel scale σ (finite, > 0)")),
-        };
-        let ridge = self.ridge.unwrap_or(1.0);
-        let mut release = ReleaseParams::new(kernel, self.domain.clone(), n, ridge, scale);
-        release.gp_noise = self.gp_noise.unwrap_or(0.0);
-        release.sensitivity = self.sensitivity;
-        release.rkhs_norm = self.rkhs_norm;
-        release.bound = self.bound;
-        if self.rkhs_norm.is_some() && self.sensitivity == SensitivityChoice::Auto {
-            return Err(spec_err(
-                "rkhs_norm",
-                "is used only with `sensitivity` rkhs (Lemma B.8 assumes noiseless responses y = f*(x); choose it explicitly)",
-            ));
-        }
+        let release = self.model().release_params(n, solving)?;
         let mut p = MechanismParams::new(release, self.delta, self.response_scale()?);
         p.draws = self.draws;
         p.conversion = self.conversion;

@@ -80,7 +80,7 @@ pub fn run(a: AccountArgs) -> Result<()> {
     }
     crate::args::require_with_example(missing, Some(crate::args::ACCOUNT_EXAMPLE))?;
     let n = a.n.context("missing --n")?;
-    let res = a.release.resolve(n, true, true)?;
+    let res = a.release.resolve(n, None)?;
     let release = res.params.check()?;
     let report = match (a.delta, a.epsilon) {
         (Some(d), None) => release.epsilon(res.draws, d, res.conversion)?,

@@ -41,9 +41,7 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(a: CalibrateArgs) -> Result<()> {
-    let need_ridge = a.solve != Solve::Ridge;
-    let need_scale = a.solve != Solve::Scale;
-    let res = a.release.resolve(a.n, need_ridge, need_scale)?;
+    let res = a.release.resolve(a.n, Some(a.solve))?;
     if a.solve == Solve::Draws && a.release.draws.is_some() {
         bail!("--draws is what --solve draws computes; leave it out");
     }

@@ -260,18 +260,8 @@ impl ReleaseCmdArgs {
     pub fn spec(&self) -> Result<gpdp::ReleaseSpec> {
         self.check_required()?;
         let m = &self.model;
-        let kernel = m.kernel.context("missing --kernel")?;
-        let domain = m.domain.clone().context("missing --domain (e.g. interval:0,1 or box:0,1,0,1)")?;
-        let mut s = gpdp::ReleaseSpec::new(kernel, domain, self.delta.context("missing --delta")?);
-        s.lengthscale = m.lengthscale;
-        s.ridge = m.ridge;
-        s.scale = m.scale;
-        s.gp_noise = m.gp_noise;
+        let mut s = gpdp::ReleaseSpec::from_model(m.model()?, self.delta.context("missing --delta")?);
         s.draws = m.draws.unwrap_or_default();
-        s.response_bound = m.response_bound;
-        s.sensitivity = m.sensitivity.unwrap_or_default();
-        s.rkhs_norm = m.rkhs_norm;
-        s.bound = m.bound.unwrap_or_default();
         s.conversion = m.conversion.unwrap_or_default();
         s.target_epsilon = self.target_epsilon;
         s.solve = self.target_epsilon.map(|_| self.solve);

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use crate::error::{Error, Result, fmt_value};
 use crate::model::domain::Domain;
 use crate::model::draws::Draws;
-use crate::model::kernel::{Kernel, KernelKind};
+use crate::model::kernel::KernelKind;
 use crate::privacy::{Accounting, BoundChoice, ReleaseParams, SensitivityChoice};
+use crate::spec::ModelSpec;
 
 /// The parameter columns a batch may have.
 pub const COLUMNS: [&str; 15] = [
@@ -224,13 +225,10 @@ fn parse_row(
         Some(s) => s.parse().map_err(|e: Error| cut("kernel", s, e))?,
         None => d.kernel.ok_or_else(|| missing("kernel"))?,
     };
-    let lengthscale = match (num("lengthscale", d.lengthscale, false)?, kind.has_lengthscale()) {
-        (Some(l), _) => l,
-        (None, false) => 1.0,
-        (None, true) => {
-            return Err(input(format!("no lengthscale column value and no --lengthscale for the {kind} kernel")));
-        }
-    };
+    let lengthscale = num("lengthscale", d.lengthscale, false)?;
+    if lengthscale.is_none() && kind.has_lengthscale() {
+        return Err(input(format!("no lengthscale column value and no --lengthscale for the {kind} kernel")));
+    }
     let domain = match get("domain") {
         Some(s) => match domains.get(s) {
             Some(dom) => dom.clone(),
@@ -246,18 +244,26 @@ fn parse_row(
     let n = usize::try_from(n).map_err(|_| input(format!("column n: {n} is too large")))?;
     let ridge = num("ridge", d.ridge, false)?.ok_or_else(|| missing("ridge"))?;
     let scale = num("scale", d.scale, true)?.ok_or_else(|| missing("scale"))?;
-    let mut params = ReleaseParams::new(Kernel::new(kind, lengthscale)?, domain, n, ridge, scale);
-    params.gp_noise = num("gp_noise", d.gp_noise, false)?.unwrap_or(0.0);
-    params.response_bound = num("response_bound", d.response_bound, false)?.unwrap_or(1.0);
-    params.sensitivity = match get("sensitivity") {
+    // The columns are spec keys: the one translation of them is ModelSpec's.
+    let mut model = ModelSpec::new(kind, domain);
+    // A lengthscale cell for a kernel without one is refused (as everywhere);
+    // the --lengthscale default applies only to the rows whose kernel has one.
+    model.lengthscale =
+        if get("lengthscale").is_some() { lengthscale } else { lengthscale.filter(|_| kind.has_lengthscale()) };
+    model.ridge = Some(ridge);
+    model.scale = Some(scale);
+    model.gp_noise = num("gp_noise", d.gp_noise, false)?;
+    model.response_bound = num("response_bound", d.response_bound, false)?;
+    model.sensitivity = match get("sensitivity") {
         Some(s) => s.parse()?,
         None => d.sensitivity.unwrap_or_default(),
     };
-    params.rkhs_norm = num("rkhs_norm", d.rkhs_norm, false)?;
-    params.bound = match get("bound") {
+    model.rkhs_norm = num("rkhs_norm", d.rkhs_norm, false)?;
+    model.bound = match get("bound") {
         Some(s) => s.parse()?,
         None => d.bound.unwrap_or_default(),
     };
+    let params = model.release_params(n, None)?;
     let draws = Draws::new(int("draws", d.draws.map(Draws::get))?.unwrap_or(1))?;
     let conversion = match get("conversion") {
         Some(s) => s.parse()?,
@@ -277,6 +283,29 @@ mod tests {
 
     fn defaults() -> BatchDefaults {
         BatchDefaults::default()
+    }
+
+    /// The columns go through ModelSpec, so a row is checked as every front
+    /// end checks a release: `rkhs_norm` needs `sensitivity` rkhs (accepted
+    /// silently here before), a lengthscale cell for a kernel without one is
+    /// refused, and the --lengthscale default skips those kernels.
+    #[test]
+    fn rows_are_checked_by_the_one_translation_of_the_keys() {
+        let rkhs =
+            b"kernel,lengthscale,domain,n,ridge,scale,delta,rkhs_norm\nexponential,1,\"interval:0,1\",10,1,5,0.1,2\n";
+        let e = read_batch("b.csv", rkhs, &defaults(), &[]).unwrap_err().to_string();
+        assert!(e.contains("`rkhs_norm`") && e.contains("`sensitivity` rkhs"), "{e}");
+        let with_rkhs = b"kernel,lengthscale,domain,n,ridge,scale,delta,rkhs_norm,sensitivity\nexponential,1,\"interval:0,1\",10,1,5,0.1,2,rkhs\n";
+        let b = read_batch("b.csv", with_rkhs, &defaults(), &[]).unwrap();
+        assert_eq!(b.rows[0].params.rkhs_norm, Some(2.0));
+        let cell = b"kernel,lengthscale,domain,n,ridge,scale,delta\nconstant,1,\"interval:0,1\",10,1,5,0.1\n";
+        let e = read_batch("b.csv", cell, &defaults(), &[]).unwrap_err().to_string();
+        assert!(e.contains("`lengthscale`") && e.contains("has no lengthscale"), "{e}");
+        let mixed = b"kernel,domain,n,ridge,scale,delta\nconstant,\"interval:0,1\",10,1,5,0.1\nexponential,\"interval:0,1\",10,1,5,0.1\n";
+        let d = BatchDefaults { lengthscale: Some(0.5), ..defaults() };
+        let b = read_batch("b.csv", mixed, &d, &[]).unwrap();
+        assert_eq!(b.rows[1].params.kernel, crate::model::kernel::Kernel::exponential(0.5).unwrap());
+        assert_eq!(b.rows.len(), 2);
     }
 
     #[test]

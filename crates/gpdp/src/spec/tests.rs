@@ -186,3 +186,30 @@ fn the_spec_of_a_mechanism_rebuilds_it() {
     assert_eq!(c.resolved(&m).ridge, of.ridge);
     assert_eq!(c.resolved(&m).mechanism(30).unwrap().privacy(), m.privacy());
 }
+
+/// ReleaseSpec::from_model and ReleaseSpec::model are inverse on the model
+/// keys, and ReleaseSpec::params goes through ModelSpec::release_params.
+#[test]
+fn the_model_keys_round_trip_and_translate_once() {
+    let mut m = ModelSpec::new(KernelKind::Matern32, "box:0,1,0,1".parse().unwrap());
+    m.lengthscale = Some(0.2);
+    m.ridge = Some(3.0);
+    m.scale = Some(0.5);
+    m.gp_noise = Some(0.1);
+    m.sensitivity = SensitivityChoice::Lemma(crate::privacy::bounds::Lemma::B8);
+    m.rkhs_norm = Some(2.0);
+    m.bound = BoundChoice::Paper;
+    let s = ReleaseSpec::from_model(m.clone(), 1e-5);
+    assert_eq!(s.model(), m);
+    let direct = m.release_params(7, None).unwrap();
+    let through_spec = ReleaseSpec { response_bound: Some(1.0), ..s }.params(7).unwrap().release;
+    assert_eq!(format!("{direct:?}"), format!("{through_spec:?}"));
+    // The solved parameter may be absent, and only it.
+    m.ridge = None;
+    assert!(m.release_params(7, Some(Solve::Ridge)).is_ok());
+    let e = m.release_params(7, Some(Solve::Scale)).unwrap_err().to_string();
+    assert!(e.contains("`ridge`"), "{e}");
+    m.sensitivity = SensitivityChoice::Auto;
+    let e = m.release_params(7, Some(Solve::Ridge)).unwrap_err().to_string();
+    assert!(e.contains("`rkhs_norm`"), "{e}");
+}
