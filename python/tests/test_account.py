@@ -83,7 +83,7 @@ def test_account_batch_errors_name_the_column_or_row():
 def test_bad_inputs_raise_clear_value_errors():
     with pytest.raises(gpdp.ParameterError, match="kernel.*one of exponential"):
         gpdp.account(**dict(FIG3, kernel="laplacian-ish"), delta=0.05)
-    with pytest.raises(gpdp.ParameterError, match="lengthscale: required for the matern32 kernel"):
+    with pytest.raises(gpdp.ParameterError, match="lengthscale: required — the lengthscale ℓ of the matern32 kernel"):
         gpdp.account(kernel="matern32", domain="interval:0,1", n=10, ridge=1.0, scale=1.0, delta=0.05)
     with pytest.raises(gpdp.ParameterError, match="give exactly one of delta"):
         gpdp.account(**FIG3, delta=0.05, epsilon=1.0)
