@@ -1,14 +1,11 @@
 //! `plan.json` as `gpdp release --plan` reads it: the `gpdp::plan::Plan`
-//! document (serde_json), then the fields release takes from it — the
-//! kernel and its ℓ, the domain, the response range — and the release's
-//! parameters built from them, checked by the accountant (tight bound).
+//! document (serde_json), then its release spec, with the ridge at the
+//! fitted floor, made into a mechanism (checked by the accountant).
 //! Any file gives a release or an error, never a panic; an accepted plan
 //! writes back (serde_json) to a document that reads as the same plan.
 #![no_main]
 
-use gpdp::model::units::{ResponseRange, ResponseScale};
 use gpdp::plan::Plan;
-use gpdp::{Domain, Kernel, KernelKind, MechanismParams, ReleaseParams};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|bytes: &[u8]| {
@@ -19,21 +16,15 @@ fuzz_target!(|bytes: &[u8]| {
     if plan.version != gpdp::plan::PLAN_VERSION {
         return;
     }
-    let Ok(kind) = plan.fit.kernel.parse::<KernelKind>() else { return };
-    let Ok(domain) = plan.release.domain.parse::<Domain>() else { return };
-    let scale = match plan.release.response_range {
-        Some(r) => match ResponseRange::new(r.lo, r.hi) {
-            Ok(r) => ResponseScale::Range(r),
-            Err(_) => return,
-        },
-        None => ResponseScale::Bound(plan.release.response_bound),
-    };
-    let h = plan.fit.hyper;
-    let Ok(kernel) = Kernel::new(kind, h.lengthscale) else { return };
+    // As `gpdp release --plan` does: the plan's spec, here with its ridge
+    // fixed at the fitted floor instead of a target ε.
+    let mut spec = plan.release.spec.clone();
+    spec.target_epsilon = None;
+    spec.solve = None;
+    spec.ridge_floor = None;
+    spec.ridge = Some(plan.fitted_ridge.max(1e-3));
     let n = plan.release.n.clamp(1, 1 << 20);
-    let ridge = plan.fitted_ridge.max(1e-3);
-    let r = ReleaseParams::new(kernel, domain, n, ridge, h.scale);
-    let Ok(m) = MechanismParams::new(r, plan.release.delta, scale).check() else { return };
+    let Ok(m) = spec.mechanism(n) else { return };
     let e = m.privacy().epsilon;
     assert!(e >= 0.0 && !e.is_nan(), "ε = {e}");
 });
