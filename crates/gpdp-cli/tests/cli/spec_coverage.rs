@@ -5,24 +5,11 @@
 //! each with the example of tests/data/spec_examples.json, released for
 //! real. A key added to the spec without an example fails this test.
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Map, Value};
 
-use crate::fixture::{examples, patched};
-
-/// 40 records on nodes of the 11 × 11 lattice of [0, 1]², |y| < 1.
-fn write_data(dir: &Path) -> std::path::PathBuf {
-    let mut csv = String::from("x1,x2,y\n");
-    for i in 0..40u32 {
-        let (a, b) = ((i * 7 % 11) as f64 / 10.0, (i * 3 % 11) as f64 / 10.0);
-        csv.push_str(&format!("{a},{b},{}\n", 0.9 * (3.0 * a).sin() * (2.0 * b).cos()));
-    }
-    let p = dir.join("data.csv");
-    std::fs::write(&p, csv).unwrap();
-    p
-}
+use crate::fixture::{examples, patched, write_lattice_data};
 
 #[test]
 fn every_key_has_an_example() {
@@ -64,7 +51,7 @@ fn flags(spec: &Map<String, Value>) -> Vec<String> {
 fn the_cli_accepts_every_key_and_releases_with_it() {
     let (base, ex) = examples();
     let dir = tempfile::tempdir().unwrap();
-    let data = write_data(dir.path());
+    let data = write_lattice_data(dir.path());
     let help = Command::new(env!("CARGO_BIN_EXE_gpdp")).args(["release", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout).into_owned();
     for (key, patch) in &ex {

@@ -1,9 +1,10 @@
 //! Fixtures shared by the server's tests and the CLI's `gpdp serve` tests
 //! (crates/gpdp-cli/tests/cli includes this file by path): the release spec
-//! of the test dataset, and the spec examples (one patch per key of
-//! `ReleaseSpec`, crates/gpdp-cli/tests/data/spec_examples.json).
+//! of the test dataset, the spec examples (one patch per key of
+//! `ReleaseSpec`, crates/gpdp-cli/tests/data/spec_examples.json) and the
+//! lattice dataset the spec-coverage tests release with.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
@@ -42,4 +43,17 @@ pub fn patched(base: &Map<String, Value>, patch: &Value) -> Map<String, Value> {
         }
     }
     s
+}
+
+/// Writes `dir`/data.csv: 40 records on nodes of the 11 × 11 lattice of
+/// [0, 1]² (so `covariate_lattice` "11" holds), |y| < 1.
+pub fn write_lattice_data(dir: &Path) -> PathBuf {
+    let mut csv = String::from("x1,x2,y\n");
+    for i in 0..40u32 {
+        let (a, b) = ((i * 7 % 11) as f64 / 10.0, (i * 3 % 11) as f64 / 10.0);
+        csv.push_str(&format!("{a},{b},{}\n", 0.9 * (3.0 * a).sin() * (2.0 * b).cos()));
+    }
+    let p = dir.join("data.csv");
+    std::fs::write(&p, csv).unwrap();
+    p
 }

@@ -7,24 +7,12 @@
 //! python/tests/test_spec.py. A key added to the spec without an example
 //! fails here too.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::common::{Server, TOKEN};
-use crate::fixture::{examples, patched};
-
-/// 40 records on nodes of the 11 × 11 lattice of [0, 1]², |y| < 1.
-fn write_data(dir: &Path) -> PathBuf {
-    let mut csv = String::from("x1,x2,y\n");
-    for i in 0..40u32 {
-        let (a, b) = ((i * 7 % 11) as f64 / 10.0, (i * 3 % 11) as f64 / 10.0);
-        csv.push_str(&format!("{a},{b},{}\n", 0.9 * (3.0 * a).sin() * (2.0 * b).cos()));
-    }
-    let p = dir.join("data.csv");
-    std::fs::write(&p, csv).unwrap();
-    p
-}
+use crate::fixture::{examples, patched, write_lattice_data};
 
 /// One request to `s` with the admin token.
 fn request(s: &Server, method: &str, path: &str, body: &str) -> (u16, Value) {
@@ -53,7 +41,7 @@ fn the_server_accepts_every_key_and_releases_with_it() {
     want.sort();
     assert_eq!(listed, want, "spec_examples.json must have one example per spec key");
     let dir = tempfile::tempdir().unwrap();
-    let data = write_data(dir.path());
+    let data = write_lattice_data(dir.path());
     let s = server(dir.path());
     let schema = s.get("/openapi.json").1;
     let props = schema["components"]["schemas"]["ReleaseSpec"]["properties"].as_object().unwrap().clone();
@@ -81,7 +69,7 @@ fn the_server_accepts_every_key_and_releases_with_it() {
 fn a_server_release_with_snap_lattice_and_a_calibrated_ridge_with_a_floor() {
     let (base, _) = examples();
     let dir = tempfile::tempdir().unwrap();
-    let data = write_data(dir.path());
+    let data = write_lattice_data(dir.path());
     let s = server(dir.path());
     let mut body = base.clone();
     body.remove("ridge");
