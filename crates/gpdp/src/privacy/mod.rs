@@ -9,6 +9,8 @@
 //!  events                             → accountant RDP composition → curve (→ table)
 //!                                       pld_accountant  PLD composition (σ = ∞, η = 0)
 //!  curve, δ or ε                      → conversion (ε, δ) at the optimal α → report
+//!  change-one-response (X public)     → change_response  the Gaussian distance μ
+//!  μ, δ or ε                          → gaussian   the exact Gaussian profile δ_μ(ε)
 //! ```
 //!
 //! [`mod@calibrate`] inverts the whole chain; `rounding` holds the conventions
@@ -22,11 +24,13 @@ pub mod accountant;
 pub mod bounds;
 pub mod cache;
 pub mod calibrate;
+pub mod change_response;
 pub mod constants;
 pub mod conversion;
 pub mod curve;
 mod elementary;
 pub mod event;
+pub mod gaussian;
 mod interval;
 pub(crate) mod joint;
 pub(crate) mod pld;
