@@ -81,7 +81,7 @@ impl RdpAccountant {
     /// Whether this accountant can account `event`: GP releases and
     /// tabulated RDP curves, i.e. every event kind defined today.
     pub fn supports(&self, event: &PrivacyEvent) -> bool {
-        matches!(event, PrivacyEvent::GpRelease { .. } | PrivacyEvent::Tabulated(_))
+        matches!(event, PrivacyEvent::GpRelease { .. } | PrivacyEvent::Tabulated(_) | PrivacyEvent::Gaussian { .. })
     }
 
     /// Composes `event`; refused ([`Error::Unsupported`]) when
@@ -104,6 +104,26 @@ impl RdpAccountant {
     /// The composed events, in order.
     pub fn events(&self) -> &[PrivacyEvent] {
         &self.events
+    }
+
+    /// When every event composed is a Gaussian mechanism: the composed
+    /// distance √(Σ μ_j²), rounded up, whose exact (ε, δ) is
+    /// [`crate::privacy::gaussian`]'s profile — tighter than the Rényi route
+    /// (Gaussian DP composition, also adaptive; docs/proofs/change-response.md
+    /// §3). None if any event is of another kind or there is none.
+    pub fn gaussian_mu(&self) -> Option<f64> {
+        if self.events.is_empty() {
+            return None;
+        }
+        let mus: Option<Vec<f64>> = self
+            .events
+            .iter()
+            .map(|e| match e {
+                PrivacyEvent::Gaussian { mu } => Some(*mu),
+                _ => None,
+            })
+            .collect();
+        crate::privacy::gaussian::compose(&mus?).ok()
     }
 
     fn check_nonempty(&self) -> Result<()> {
@@ -232,6 +252,12 @@ impl RdpAccountant {
     }
 }
 
+/// The Rényi divergence of order α = 1 + `am1` of a Gaussian mechanism with
+/// distance μ: αμ²/2 (exact; docs/proofs/change-response.md §3).
+fn gaussian_rdp(am1: f64, mu: f64) -> f64 {
+    0.5 * (1.0 + am1) * mu * mu
+}
+
 impl RdpTable {
     /// The certified RDP of `event` at each of `orders` (increasing, > 1):
     /// for a GP release, the bound the RDP accountant's conversion uses at
@@ -253,6 +279,7 @@ impl RdpCurve for RdpAccountant {
             .map(|e| match e {
                 PrivacyEvent::GpRelease { release, .. } => release.bound.am1_max(),
                 PrivacyEvent::Tabulated(t) => t.am1_max(),
+                PrivacyEvent::Gaussian { .. } => f64::INFINITY,
             })
             .fold(f64::INFINITY, f64::min)
     }
@@ -272,6 +299,11 @@ impl RdpCurve for RdpAccountant {
                 PrivacyEvent::Tabulated(t) => {
                     let v = t.rdp(am1)?.0;
                     tabulated = Some(tabulated.map_or(v, |s| round_up_sum(s, v)));
+                }
+                PrivacyEvent::Gaussian { mu } => {
+                    let v = gaussian_rdp(am1, *mu);
+                    total += v;
+                    err += ROUNDING_SLACK * v;
                 }
             }
         }
@@ -294,6 +326,11 @@ impl RdpCurve for RdpAccountant {
                     let v = t.rdp(am1)?.0;
                     tabulated = Some(tabulated.map_or(v, |s| round_up_sum(s, v)));
                 }
+                PrivacyEvent::Gaussian { mu } => {
+                    let v = gaussian_rdp(am1, *mu);
+                    total += v;
+                    err += ROUNDING_SLACK * v;
+                }
             }
         }
         Some(with_tabulated(total, err, tabulated))
@@ -307,6 +344,7 @@ impl RdpCurve for RdpAccountant {
                     draws.as_f64() * release.bound.terms_lower_in(am1, &self.cache)?
                 }
                 PrivacyEvent::Tabulated(t) => t.rdp(am1)?.0,
+                PrivacyEvent::Gaussian { mu } => gaussian_rdp(am1, *mu),
             };
         }
         Some(total)
@@ -325,6 +363,10 @@ impl RdpCurve for RdpAccountant {
                     h.write_u8(0xff);
                     t.fingerprint(&mut h);
                 }
+                PrivacyEvent::Gaussian { mu } => {
+                    h.write_u8(0xfe);
+                    h.write_u64(mu.to_bits());
+                }
             }
         }
         Some(h.finish())
@@ -340,6 +382,8 @@ impl RdpCurve for RdpAccountant {
                     }
                 }
                 PrivacyEvent::Tabulated(t) => g.extend(t.am1s()),
+                // αμ²/2 is smooth: the order search needs no extra orders.
+                PrivacyEvent::Gaussian { .. } => {}
             }
         }
         g.sort_by(f64::total_cmp);
@@ -374,6 +418,38 @@ mod tests {
     use super::*;
     use crate::model::kernel::{Kernel, KernelKind};
     use crate::privacy::release::ReleaseParams;
+
+    /// Gaussian events: their Rényi curve αμ²/2 composes by adding μ², the
+    /// exact composed distance is reported when every event is Gaussian, and
+    /// the Rényi route's ε lies above the exact profile's (and within 1.6×).
+    #[test]
+    fn gaussian_events_compose_by_squares_and_the_rdp_route_is_looser() {
+        let mut two = RdpAccountant::new();
+        two.compose(PrivacyEvent::gaussian(0.3).unwrap()).unwrap();
+        two.compose(PrivacyEvent::gaussian(0.4).unwrap()).unwrap();
+        let mut one = RdpAccountant::new();
+        one.compose(PrivacyEvent::gaussian(0.5).unwrap()).unwrap();
+        for am1 in [0.1, 1.0, 10.0, 1000.0] {
+            let (a, b) = (two.rdp(am1).unwrap(), one.rdp(am1).unwrap());
+            assert!((a.0 - b.0).abs() <= 1e-14 * b.0 && a.1 >= 0.0, "{a:?} vs {b:?}");
+            assert!((b.0 - 0.5 * (1.0 + am1) * 0.25).abs() <= 1e-15 * b.0);
+        }
+        let mu = two.gaussian_mu().unwrap();
+        assert!(mu >= 0.5 && mu - 0.5 < 1e-14);
+        for (m, delta) in [(0.5, 1e-5), (1.0, 1e-3), (2.0, 0.05)] {
+            let mut acc = RdpAccountant::new();
+            acc.compose(PrivacyEvent::gaussian(m).unwrap()).unwrap();
+            let rdp = acc.epsilon(delta, Conversion::Improved).unwrap().epsilon;
+            let exact = crate::privacy::gaussian::epsilon_for_delta(m, delta).unwrap();
+            assert!(rdp >= exact && rdp <= 1.6 * exact, "μ = {m}, δ = {delta}: RDP {rdp} vs exact {exact}");
+        }
+        // With another kind of event there is no exact Gaussian distance.
+        let p = ReleaseParams::new(Kernel::exponential(1.0).unwrap(), "interval:0,1".parse().unwrap(), 10, 1.0, 5.0);
+        two.compose_release(p.check().unwrap(), Draws::ONE);
+        assert_eq!(two.gaussian_mu(), None);
+        assert!(RdpAccountant::new().gaussian_mu().is_none());
+        assert!(PrivacyEvent::gaussian(f64::NAN).is_err());
+    }
 
     fn d(l: u64) -> Draws {
         Draws::new(l).unwrap()
