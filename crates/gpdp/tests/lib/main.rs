@@ -5,6 +5,7 @@
 //! crate-private: they are unit tests (`--lib -- privacy::pld_audit::`,
 //! `--lib -- privacy::joint::soundness::`).
 
+mod change_response;
 mod features;
 mod misuse;
 mod module_graph;
