@@ -140,8 +140,8 @@ pub mod spec;
 pub use error::{Error, Result};
 pub use mechanism::PosteriorSystem;
 pub use mechanism::{
-    Diagnostics, HyperparameterSource, LazyRelease, Mechanism, MechanismParams, NoProgress, PrivateRelease, Progress,
-    ReleaseReport,
+    Diagnostics, HyperparameterSource, LazyRelease, Mechanism, MechanismParams, NeighbouringRelation, NoProgress,
+    PrivateRelease, Progress, ReleaseReport,
 };
 pub use model::{
     CovariateLattice, DataPolicy, Dataset, Domain, Draws, Grid, Kernel, KernelKind, OnUnbounded, Points, Query,

@@ -39,6 +39,26 @@ pub struct AccountArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// The neighbouring relation the guarantee is for: replace-one (a whole
+    /// record — covariates and response — replaced; n public; the paper's)
+    /// or change-response (the covariates, e.g. sensor locations, are
+    /// public and fixed; one response changes by at most 2·M_Y: each
+    /// reading is protected). change-response is a Gaussian mechanism with
+    /// an exact (ε, δ) (docs/proofs/change-response.md).
+    #[arg(long, value_name = "RELATION", default_value = "replace-one", value_parser = parse_relation)]
+    pub relation: gpdp::NeighbouringRelation,
+
+    /// With --relation change-response: the public covariates (a CSV with
+    /// columns x or x1..xd, or those named by --x), one row per record, all
+    /// inside --domain. Without it the bound for any covariates is used.
+    #[arg(long, value_name = "CSV")]
+    pub covariates: Option<PathBuf>,
+
+    /// With --covariates: the covariate columns, comma-separated (e.g.
+    /// easting,northing).
+    #[arg(long, value_name = "COLS", value_delimiter = ',', requires = "covariates")]
+    pub x: Option<Vec<String>>,
+
     /// Evaluate every row of a CSV of parameter sets (columns named like the
     /// long flags with `_` for `-`: kernel, lengthscale, domain, n, ridge,
     /// scale, gp_noise, draws, delta or epsilon, response_bound,
@@ -66,9 +86,25 @@ pub struct AccountArgs {
     pub force: bool,
 }
 
+fn parse_relation(s: &str) -> std::result::Result<gpdp::NeighbouringRelation, String> {
+    s.parse().map_err(|e: gpdp::Error| e.to_string())
+}
+
 pub fn run(a: AccountArgs) -> Result<()> {
+    let change_response = a.relation == gpdp::NeighbouringRelation::ChangeResponse;
+    if a.covariates.is_some() && !change_response {
+        bail!(
+            "--covariates is used only with --relation change-response (under replace-one the covariates are private)"
+        );
+    }
     if let Some(path) = &a.batch {
+        if change_response {
+            bail!("--batch accounts replace-one releases; give --relation change-response releases one at a time");
+        }
         return run_batch(&a, path);
+    }
+    if change_response {
+        return run_change_response(&a);
     }
     let mut missing = Vec::new();
     if a.n.is_none() {
@@ -88,6 +124,55 @@ pub fn run(a: AccountArgs) -> Result<()> {
         _ => bail!("give exactly one of --delta δ (to get ε) or --epsilon ε (to get δ)"),
     };
     print_report(&report, a.json)
+}
+
+/// `gpdp account --relation change-response`: the Gaussian mechanism's
+/// exact (ε, δ), with the public covariates or the bound for any.
+fn run_change_response(a: &AccountArgs) -> Result<()> {
+    let covariates = match &a.covariates {
+        Some(path) => {
+            let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
+            let cols = gpdp::io::Columns { x: a.x.clone(), y: None };
+            let t = gpdp::io::read_table_columns(&format!("--covariates {}", path.display()), &bytes, false, &cols)?;
+            Some(t.x)
+        }
+        None => None,
+    };
+    let n = match (a.n, &covariates) {
+        (Some(n), _) => n,
+        (None, Some(x)) => x.len(),
+        (None, None) => bail!("missing --n (or --covariates, whose row count is n)"),
+    };
+    if a.delta.is_none() && a.epsilon.is_none() {
+        crate::args::require(vec!["--delta δ (to get ε) or --epsilon ε (to get δ)"])?;
+    }
+    let res = a.release.resolve(n, None)?;
+    let report =
+        gpdp::privacy::change_response::account(&res.params, res.draws, covariates.as_ref(), a.delta, a.epsilon)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{}", report.statement);
+        println!("  neighbouring relation: {}", report.neighbouring_relation);
+        println!("  accounting: {}", report.accounting);
+        println!("  Gaussian distance μ = {} ({})", report.mu, report.mu_source);
+        if let Some(i) = report.worst_covariate {
+            println!("  largest for the reading at covariate row {i}");
+        }
+        println!(
+            "  {} kernel, ℓ = {}, domain {}, n = {}, r = {}, σ = {}, η = {}, M_Y = {}, L = {}",
+            report.kernel,
+            report.lengthscale,
+            report.domain,
+            report.n,
+            report.ridge,
+            report.scale,
+            report.gp_noise,
+            report.response_bound,
+            report.draws
+        );
+    }
+    Ok(())
 }
 
 pub fn print_report(report: &PrivacyReport, json: bool) -> Result<()> {

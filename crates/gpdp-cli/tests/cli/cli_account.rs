@@ -532,3 +532,73 @@ fn pld_accounting_of_a_covariance_only_release() {
     let help = String::from_utf8(help.stdout).unwrap();
     assert!(help.contains("pld") && help.contains("covariance-only") && help.contains("--scale inf"), "{help}");
 }
+
+/// `--relation change-response` on the 400 public sensor locations
+/// (crates/gpdp/tests/data/change_response_sensors400.csv): ε equals the
+/// independent numpy/scipy evaluation (change_response.csv) to 10⁻⁶ and is
+/// ≤ 1.32, with and without the covariates; the report names the relation.
+#[test]
+fn change_response_with_public_covariates_matches_the_reference() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpdp/tests/data");
+    let reference = std::fs::read_to_string(format!("{data}/change_response.csv")).unwrap();
+    let mut lines = reference.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.find(|l| l.starts_with("sensors400,")).unwrap().split(',').collect();
+    let get = |k: &str| row[head.iter().position(|h| *h == k).unwrap()];
+    let x = format!("{data}/change_response_sensors400.csv");
+    let model = ["--kernel", "exponential", "--lengthscale", "0.14", "--domain", "box:0,1,0,1"];
+    let rest = ["--ridge", "5.7063", "--scale", "0.12", "--delta", get("delta"), "--json"];
+    let with_x: Vec<&str> = ["account", "--relation", "change-response", "--covariates", &x, "--x", "x1,x2"]
+        .iter()
+        .chain(&model)
+        .chain(&rest)
+        .copied()
+        .collect();
+    let v = json_of(&with_x);
+    assert_eq!(v["neighbouring_relation"], "change-one-response, covariates public");
+    assert!(v["statement"].as_str().unwrap().contains("covariates (e.g. sensor locations) are treated as public"));
+    assert_eq!(v["covariates"], 400);
+    let (eps, want) = (v["epsilon"].as_f64().unwrap(), get("epsilon").parse::<f64>().unwrap());
+    assert!(eps >= want * (1.0 - 1e-12) && (eps - want).abs() <= 1e-6 * want, "{eps} vs {want}");
+    assert!(eps <= 1.32);
+    let free: Vec<&str> =
+        ["account", "--relation", "change-response", "--n", "400"].iter().chain(&model).chain(&rest).copied().collect();
+    let v = json_of(&free);
+    let (eps_free, want) = (v["epsilon"].as_f64().unwrap(), get("epsilon_free").parse::<f64>().unwrap());
+    assert!((eps_free - want).abs() <= 1e-6 * want && eps_free <= 1.32 && eps_free >= eps, "{eps_free} vs {want}");
+    assert!(v["covariates"].is_null());
+    // The replace-one report names its relation too, and is larger here.
+    let r1: Vec<&str> = ["account", "--n", "400"].iter().chain(&model).chain(&rest).copied().collect();
+    let v = json_of(&r1);
+    assert!(v["epsilon"].as_f64().unwrap() > 2.0 * eps, "{v}");
+}
+
+/// Misuse of change-response is refused with a message naming the problem.
+#[test]
+fn change_response_misuse_is_refused_clearly() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpdp/tests/data");
+    let x = format!("{data}/change_response_sensors400.csv");
+    let run = |extra: &[&str]| {
+        let o = gpdp()
+            .args(["account", "--kernel", "exponential", "--lengthscale", "0.14", "--ridge", "5.7", "--scale", "0.12"])
+            .args(["--delta", "1e-3"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{extra:?} was accepted");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let cr = ["--relation", "change-response", "--covariates", x.as_str()];
+    let e = run(&[&cr[..], &["--domain", "box:0,0.5,0,1"]].concat());
+    assert!(e.contains("lies outside the domain") && e.contains("row 5"), "{e}");
+    let e = run(&[&cr[..], &["--domain", "box:0,1,0,1", "--n", "300"]].concat());
+    assert!(e.contains("400 rows but n = 300"), "{e}");
+    let e = run(&[&cr[..], &["--domain", "box:0,1,0,1", "--x", "x1"]].concat());
+    assert!(e.contains("1-D but the domain") && e.contains("2-D"), "{e}");
+    let e = run(&["--covariates", x.as_str(), "--domain", "box:0,1,0,1", "--n", "400"]);
+    assert!(e.contains("only with --relation change-response"), "{e}");
+    let e = run(&["--relation", "change-reading", "--domain", "box:0,1,0,1", "--n", "4"]);
+    assert!(e.contains("expected replace-one or change-response"), "{e}");
+    let e = run(&["--relation", "change-response", "--domain", "box:0,1,0,1"]);
+    assert!(e.contains("--n"), "{e}");
+}

@@ -36,7 +36,9 @@ pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
 /// The neighbouring relation a guarantee is stated for: which pairs of
 /// datasets the (ε, δ) statement bounds the distinguishability of.
-/// Serialised as a string; today there is one relation (the paper's).
+/// Serialised as a string: the paper's replace-one relation, or
+/// change-one-response when the covariates are public
+/// (docs/proofs/change-response.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[non_exhaustive]
 pub enum NeighbouringRelation {
@@ -45,6 +47,10 @@ pub enum NeighbouringRelation {
     #[default]
     #[serde(rename = "replace-one, n public")]
     ReplaceOne,
+    /// Datasets with the same public covariates that differ in one
+    /// response: each reading is protected, the locations are public.
+    #[serde(rename = "change-one-response, covariates public")]
+    ChangeResponse,
 }
 
 impl NeighbouringRelation {
@@ -52,6 +58,31 @@ impl NeighbouringRelation {
     pub fn name(self) -> &'static str {
         match self {
             NeighbouringRelation::ReplaceOne => "replace-one, n public",
+            NeighbouringRelation::ChangeResponse => "change-one-response, covariates public",
+        }
+    }
+
+    /// What the relation protects, in words for the statement sentence.
+    pub fn protects(self) -> &'static str {
+        match self {
+            NeighbouringRelation::ReplaceOne => "each record (its covariates and its response); n is public",
+            NeighbouringRelation::ChangeResponse => {
+                "each reading (response); the covariates (e.g. sensor locations) are treated as public"
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for NeighbouringRelation {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "replace-one" => Ok(NeighbouringRelation::ReplaceOne),
+            "change-response" | "change-one-response" => Ok(NeighbouringRelation::ChangeResponse),
+            other => Err(crate::error::Error::Input(format!(
+                "neighbouring relation '{}': expected replace-one or change-response",
+                other.chars().take(40).collect::<String>()
+            ))),
         }
     }
 }

@@ -14,11 +14,16 @@
 use faer::Mat;
 use faer::linalg::triangular_solve::{solve_lower_triangular_in_place, solve_upper_triangular_in_place};
 
-use crate::error::{Error, Result, non_negative};
+use serde::Serialize;
+
+use crate::error::{Error, Result, fmt_value, non_negative};
 use crate::linalg::{cholesky_lower, par};
+use crate::mechanism::NeighbouringRelation;
 use crate::model::draws::Draws;
 use crate::model::kernel::Kernel;
 use crate::model::points::Points;
+use crate::privacy::gaussian;
+use crate::privacy::release::ReleaseParams;
 
 /// Unit roundoff of f64.
 const U: f64 = f64::EPSILON / 2.0;
@@ -43,6 +48,129 @@ pub fn mu_without_covariates(response_bound: f64, ridge: f64, scale: f64, gp_noi
     let mu = 2.0 * response_bound * draws.as_f64().sqrt() / denom;
     // Eleven correctly rounded operations: 16u relative, then up.
     Ok((mu * (1.0 + 16.0 * U)).next_up())
+}
+
+/// The guarantee of a release under change-one-response: the Gaussian
+/// mechanism's exact (ε, δ) at the distance μ (docs/proofs/change-response.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangeResponseReport {
+    /// Always change-one-response.
+    pub neighbouring_relation: NeighbouringRelation,
+    /// The guarantee in one sentence.
+    pub statement: String,
+    /// ε.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// The Gaussian distance μ of all draws (rounded up).
+    pub mu: f64,
+    /// How μ was obtained.
+    pub mu_source: String,
+    /// The number of public covariates used (None: the bound for any covariates).
+    pub covariates: Option<usize>,
+    /// The 1-based row of the covariate whose reading the distance is largest for.
+    pub worst_covariate: Option<usize>,
+    /// The accounting method.
+    pub accounting: &'static str,
+    /// The kernel family.
+    pub kernel: String,
+    /// ℓ.
+    pub lengthscale: f64,
+    /// Ω.
+    pub domain: String,
+    /// n.
+    pub n: usize,
+    /// r.
+    pub ridge: f64,
+    /// σ.
+    pub scale: f64,
+    /// η.
+    pub gp_noise: f64,
+    /// M_Y.
+    pub response_bound: f64,
+    /// L.
+    pub draws: u64,
+}
+
+/// The (ε, δ) of `draws` draws of the release `params` under
+/// change-one-response: exactly one of `delta` (for ε) and `epsilon` (for δ).
+/// With `covariates` (the public covariates: n rows of the domain's
+/// dimension, inside it) μ is [`mu_with_covariates`], else
+/// [`mu_without_covariates`]. `params` is validated by the accountant first.
+pub fn account(
+    params: &ReleaseParams,
+    draws: Draws,
+    covariates: Option<&Points>,
+    delta: Option<f64>,
+    epsilon: Option<f64>,
+) -> Result<ChangeResponseReport> {
+    let release = params.check()?;
+    let p = &release.params;
+    let (mu, worst, source) = match covariates {
+        Some(x) => {
+            if x.len() != p.n {
+                return Err(Error::Input(format!(
+                    "the covariates have {} rows but n = {}: under change-one-response n is the number of public covariates",
+                    x.len(),
+                    p.n
+                )));
+            }
+            if x.dim() != p.domain.dim() {
+                return Err(Error::Dimension(format!(
+                    "the covariates are {}-D but the domain {} is {}-D",
+                    x.dim(),
+                    p.domain,
+                    p.domain.dim()
+                )));
+            }
+            if let Some(i) = (0..x.len()).find(|&i| !p.domain.contains(x.row(i))) {
+                return Err(Error::Domain(format!(
+                    "covariate row {} ({}) lies outside the domain {}",
+                    i + 1,
+                    x.row(i).iter().map(|v| fmt_value(*v)).collect::<Vec<_>>().join(", "),
+                    p.domain
+                )));
+            }
+            let (mu, i) = mu_with_covariates(&p.kernel, x, p.response_bound, p.ridge, p.scale, p.gp_noise, draws)?;
+            (mu, Some(i + 1), format!("the {} public covariates (the closed form, certified)", x.len()))
+        }
+        None => (
+            mu_without_covariates(p.response_bound, p.ridge, p.scale, p.gp_noise, draws)?,
+            None,
+            "the bound for any covariates, μ = √L·2M/(r√(1+r²)√(σ²+η²))".to_string(),
+        ),
+    };
+    let (epsilon, delta) = match (delta, epsilon) {
+        (Some(d), None) => (gaussian::epsilon_for_delta(mu, d)?, d),
+        (None, Some(e)) => (e, gaussian::delta_for_epsilon(mu, e)?),
+        _ => return Err(Error::Input("give exactly one of δ (to get ε) or ε (to get δ)".into())),
+    };
+    let relation = NeighbouringRelation::ChangeResponse;
+    Ok(ChangeResponseReport {
+        neighbouring_relation: relation,
+        statement: format!(
+            "({}, {})-differentially private under change-one-response: protects {}",
+            fmt_value(epsilon),
+            fmt_value(delta),
+            relation.protects()
+        ),
+        epsilon,
+        delta,
+        mu,
+        mu_source: source,
+        covariates: covariates.map(|x| x.len()),
+        worst_covariate: worst,
+        accounting: "Gaussian mechanism, exact profile (Balle & Wang 2018, Thm 8)",
+        kernel: p.kernel.kind().name().to_string(),
+        lengthscale: p.kernel.lengthscale(),
+        domain: p.domain.to_string(),
+        n: p.n,
+        ridge: p.ridge,
+        scale: p.scale,
+        gp_noise: p.gp_noise,
+        response_bound: p.response_bound,
+        draws: draws.get(),
+    })
 }
 
 /// An assumed bound on the absolute error of each computed kernel entry
