@@ -86,7 +86,7 @@ pub struct AccountArgs {
     pub force: bool,
 }
 
-fn parse_relation(s: &str) -> std::result::Result<gpdp::NeighbouringRelation, String> {
+pub fn parse_relation(s: &str) -> std::result::Result<gpdp::NeighbouringRelation, String> {
     s.parse().map_err(|e: gpdp::Error| e.to_string())
 }
 
@@ -126,18 +126,19 @@ pub fn run(a: AccountArgs) -> Result<()> {
     print_report(&report, a.json)
 }
 
+/// The public covariates of `--covariates FILE` (columns `--x`, or x / x1..xd).
+pub fn read_covariates(path: Option<&Path>, x: Option<Vec<String>>) -> Result<Option<gpdp::Points>> {
+    let Some(path) = path else { return Ok(None) };
+    let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
+    let cols = gpdp::io::Columns { x, y: None };
+    let t = gpdp::io::read_table_columns(&format!("--covariates {}", path.display()), &bytes, false, &cols)?;
+    Ok(Some(t.x))
+}
+
 /// `gpdp account --relation change-response`: the Gaussian mechanism's
 /// exact (ε, δ), with the public covariates or the bound for any.
 fn run_change_response(a: &AccountArgs) -> Result<()> {
-    let covariates = match &a.covariates {
-        Some(path) => {
-            let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
-            let cols = gpdp::io::Columns { x: a.x.clone(), y: None };
-            let t = gpdp::io::read_table_columns(&format!("--covariates {}", path.display()), &bytes, false, &cols)?;
-            Some(t.x)
-        }
-        None => None,
-    };
+    let covariates = read_covariates(a.covariates.as_deref(), a.x.clone())?;
     let n = match (a.n, &covariates) {
         (Some(n), _) => n,
         (None, Some(x)) => x.len(),

@@ -38,10 +38,59 @@ pub struct CalibrateArgs {
     /// Print {"solve", "value", "report", …} as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// The neighbouring relation: replace-one (default) or change-response
+    /// (covariates public; calibrates the exact Gaussian-mechanism ε; see
+    /// `gpdp account --help`).
+    #[arg(long, value_name = "RELATION", default_value = "replace-one", value_parser = crate::commands::account::parse_relation)]
+    pub relation: gpdp::NeighbouringRelation,
+
+    /// With --relation change-response: the public covariates (CSV, n rows).
+    #[arg(long, value_name = "CSV")]
+    pub covariates: Option<std::path::PathBuf>,
+
+    /// With --covariates: the covariate columns, comma-separated.
+    #[arg(long, value_name = "COLS", value_delimiter = ',', requires = "covariates")]
+    pub x: Option<Vec<String>>,
 }
 
 pub fn run(a: CalibrateArgs) -> Result<()> {
+    let change_response = a.relation == gpdp::NeighbouringRelation::ChangeResponse;
+    if a.covariates.is_some() && !change_response {
+        bail!(
+            "--covariates is used only with --relation change-response (under replace-one the covariates are private)"
+        );
+    }
     let res = a.release.resolve(a.n, Some(a.solve))?;
+    if change_response {
+        if a.solve == Solve::Draws && a.release.draws.is_some() {
+            bail!("--draws is what --solve draws computes; leave it out");
+        }
+        let covariates = crate::commands::account::read_covariates(a.covariates.as_deref(), a.x.clone())?;
+        let (value, report) = gpdp::privacy::change_response::calibrate(
+            &res.params,
+            res.draws,
+            covariates.as_ref(),
+            a.solve,
+            a.target_epsilon,
+            a.delta,
+        )?;
+        if a.json {
+            let out =
+                json!({"solve": a.solve.name(), "value": value, "target_epsilon": a.target_epsilon, "report": report});
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        } else {
+            println!(
+                "{} with ε ≤ {} at δ = {} under change-one-response: {value}",
+                what(a.solve),
+                a.target_epsilon,
+                a.delta
+            );
+            println!("{}", report.statement);
+            println!("  Gaussian distance μ = {} ({})", report.mu, report.mu_source);
+        }
+        return Ok(());
+    }
     if a.solve == Solve::Draws && a.release.draws.is_some() {
         bail!("--draws is what --solve draws computes; leave it out");
     }
@@ -58,12 +107,7 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        let what = match a.solve {
-            Solve::Ridge => "smallest ridge r",
-            Solve::Scale => "smallest scale σ",
-            Solve::GpNoise => "smallest GP noise η",
-            Solve::Draws => "largest number of draws L",
-        };
+        let what = what(a.solve);
         println!("{what} with ε ≤ {} at δ = {}: {}", a.target_epsilon, a.delta, c.value);
         if c.permissive_epsilon.is_finite() {
             println!(
@@ -75,4 +119,13 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
         println!("{}", report_text(&c.report));
     }
     Ok(())
+}
+
+fn what(solve: Solve) -> &'static str {
+    match solve {
+        Solve::Ridge => "smallest ridge r",
+        Solve::Scale => "smallest scale σ",
+        Solve::GpNoise => "smallest GP noise η",
+        Solve::Draws => "largest number of draws L",
+    }
 }

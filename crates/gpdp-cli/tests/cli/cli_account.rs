@@ -602,3 +602,35 @@ fn change_response_misuse_is_refused_clearly() {
     let e = run(&["--relation", "change-response", "--domain", "box:0,1,0,1"]);
     assert!(e.contains("--n"), "{e}");
 }
+
+/// `gpdp calibrate --relation change-response`: the calibrated ridge gives
+/// ε ≤ the target in `gpdp account` and a slightly smaller ridge does not.
+#[test]
+fn change_response_calibration_is_certified_and_tight() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpdp/tests/data");
+    let x = format!("{data}/change_response_sensors400.csv");
+    let model = ["--kernel", "exponential", "--lengthscale", "0.14", "--domain", "box:0,1,0,1", "--scale", "0.12"];
+    let cr = ["--relation", "change-response", "--covariates", x.as_str(), "--x", "x1,x2"];
+    let cal: Vec<&str> =
+        ["calibrate", "--solve", "ridge", "--target-epsilon", "1", "--delta", "1e-3", "--n", "400", "--json"]
+            .iter()
+            .chain(&cr)
+            .chain(&model)
+            .copied()
+            .collect();
+    let v = json_of(&cal);
+    let r = v["value"].as_f64().unwrap();
+    assert_eq!(v["report"]["neighbouring_relation"], "change-one-response, covariates public");
+    let eps = |ridge: f64| {
+        let rs = ridge.to_string();
+        let args: Vec<&str> = ["account", "--ridge", rs.as_str(), "--delta", "1e-3", "--json"]
+            .iter()
+            .chain(&cr)
+            .chain(&model)
+            .copied()
+            .collect();
+        json_of(&args)["epsilon"].as_f64().unwrap()
+    };
+    assert!(eps(r) <= 1.0, "r = {r}: ε = {}", eps(r));
+    assert!(eps(r * (1.0 - 1e-6)) > 1.0, "r = {r} is not the smallest");
+}

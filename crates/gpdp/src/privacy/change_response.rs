@@ -173,6 +173,120 @@ pub fn account(
     })
 }
 
+/// Calibration under change-one-response: the smallest ridge r, scale σ or
+/// GP noise η, or the largest number of draws L, at which the certified
+/// ε(δ) ([`account`]) is at most `target_epsilon`; with its report.
+///
+/// μ decreases in r, σ and η (each eigenvalue's F(λ) of
+/// docs/proofs/change-response.md §4 does) and grows like √L, and ε(δ)
+/// increases in μ, so bisection finds the boundary; the value returned is the
+/// end of the final bracket at which the certified check holds (relative
+/// width 10⁻⁹). Refused when no value meets the target (L = 1 already too
+/// much, or the target unreachable within r, σ, η ≤ 10¹⁵⁰).
+pub fn calibrate(
+    params: &ReleaseParams,
+    draws: Draws,
+    covariates: Option<&Points>,
+    solve: crate::privacy::calibrate::Solve,
+    target_epsilon: f64,
+    delta: f64,
+) -> Result<(f64, ChangeResponseReport)> {
+    use crate::privacy::calibrate::Solve;
+    crate::error::positive("target ε", target_epsilon)?;
+    let eps_at = |p: &ReleaseParams, l: Draws| -> Result<(f64, ChangeResponseReport)> {
+        let r = account(p, l, covariates, Some(delta), None)?;
+        Ok((r.epsilon, r))
+    };
+    let with = |v: f64| -> ReleaseParams {
+        let mut p = params.clone();
+        match solve {
+            Solve::Ridge => p.ridge = v,
+            Solve::Scale => p.scale = v,
+            Solve::GpNoise => p.gp_noise = v,
+            Solve::Draws => {}
+        }
+        p
+    };
+    if solve == Solve::Draws {
+        let (e1, r1) = eps_at(params, Draws::ONE)?;
+        if e1 > target_epsilon {
+            return Err(Error::Unreachable(format!(
+                "one draw already has ε = {} > {} under change-one-response",
+                fmt_value(e1),
+                fmt_value(target_epsilon)
+            )));
+        }
+        // ε grows with L: the largest L by doubling, then bisection on integers.
+        let (mut lo, mut lo_report) = (1u64, r1);
+        let mut hi = 2u64;
+        loop {
+            let (e, r) = eps_at(params, Draws::new(hi)?)?;
+            if e > target_epsilon {
+                break;
+            }
+            (lo, lo_report) = (hi, r);
+            if hi > u64::MAX / 4 {
+                return Err(Error::Unconstrained("any number of draws meets the target".into()));
+            }
+            hi *= 2;
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let (e, r) = eps_at(params, Draws::new(mid)?)?;
+            if e <= target_epsilon { (lo, lo_report) = (mid, r) } else { hi = mid }
+        }
+        return Ok((lo as f64, lo_report));
+    }
+    // ε decreases in the parameter: bracket [lo, hi] with ε(hi) ≤ target.
+    if solve == Solve::GpNoise {
+        let (e0, r0) = eps_at(&with(0.0), draws)?;
+        if e0 <= target_epsilon {
+            return Ok((0.0, r0));
+        }
+    }
+    let current = match solve {
+        Solve::Ridge => params.ridge,
+        Solve::Scale => params.scale,
+        _ => params.gp_noise,
+    };
+    let mut hi = if current.is_finite() && current > 0.0 { current } else { 1.0 };
+    let mut hi_report = loop {
+        let (e, r) = eps_at(&with(hi), draws)?;
+        if e <= target_epsilon {
+            break r;
+        }
+        if hi > 1e140 {
+            return Err(Error::Unreachable(format!(
+                "no {} up to 1e140 gives ε ≤ {} under change-one-response",
+                solve.name(),
+                fmt_value(target_epsilon)
+            )));
+        }
+        hi *= 4.0;
+    };
+    let mut lo = hi;
+    loop {
+        let next = lo / 4.0;
+        if next < 1e-140 {
+            lo = 0.0;
+            break;
+        }
+        let (e, r) = eps_at(&with(next), draws)?;
+        if e > target_epsilon {
+            lo = next;
+            break;
+        }
+        (hi, hi_report) = (next, r);
+        lo = next;
+    }
+    while hi - lo > 1e-9 * hi {
+        let mid = 0.5 * (lo + hi);
+        let (e, r) = eps_at(&with(mid), draws)?;
+        if e <= target_epsilon { (hi, hi_report) = (mid, r) } else { lo = mid }
+    }
+    Ok((hi, hi_report))
+}
+
 /// An assumed bound on the absolute error of each computed kernel entry
 /// k(x_i, x_j) ∈ [0, 1]: 10⁻¹². The entries are a profile g(d/ℓ) of the
 /// distance (exponential, Matérn, squared exponential) or 0/1 (constant,
@@ -304,6 +418,7 @@ mod tests {
     use super::*;
     use crate::model::kernel::Kernel;
     use crate::model::points::Points;
+    use crate::privacy::release::ReleaseParams;
     use faer::linalg::solvers::Solve;
     use faer::{Mat, Side};
     use rand::{RngExt, SeedableRng};
@@ -490,5 +605,41 @@ mod tests {
         eprintln!("n = 400: μ = {mu:.6}, ε = {eps:.6}; without covariates μ = {free:.6}, ε = {eps_free:.6}");
         assert!(eps <= 1.32 && eps_free <= 1.32 && eps <= eps_free, "{eps} {eps_free}");
         assert!(eps > 1.0, "{eps}");
+    }
+
+    /// Calibration is certified (ε ≤ target at the value) and tight (a
+    /// slightly smaller r, σ or η, or one more draw, exceeds it), with and
+    /// without covariates.
+    #[test]
+    fn calibration_is_certified_and_tight() {
+        use crate::privacy::calibrate::Solve;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let x = random_points(&mut rng, 60);
+        let base = ReleaseParams::new(Kernel::exponential(0.2).unwrap(), "box:0,1,0,1".parse().unwrap(), 60, 2.0, 0.5);
+        let delta = 1e-5;
+        for cov in [None, Some(&x)] {
+            for solve in [Solve::Ridge, Solve::Scale, Solve::GpNoise] {
+                let (v, rep) = calibrate(&base, Draws::ONE, cov, solve, 2.0, delta).unwrap();
+                assert!(rep.epsilon <= 2.0, "{solve:?}: {}", rep.epsilon);
+                let mut p = base.clone();
+                let below = v * (1.0 - 1e-7);
+                match solve {
+                    Solve::Ridge => p.ridge = below,
+                    Solve::Scale => p.scale = below,
+                    _ => p.gp_noise = below,
+                }
+                let e = account(&p, Draws::ONE, cov, Some(delta), None).unwrap().epsilon;
+                assert!(e > 2.0, "{solve:?} not tight: {v} gives {}, {below} gives {e}", rep.epsilon);
+            }
+            // One draw has ε ≈ 3.8 here: the largest L with ε ≤ 10.
+            let (l, rep) = calibrate(&base, Draws::ONE, cov, Solve::Draws, 10.0, delta).unwrap();
+            assert!(rep.epsilon <= 10.0 && l > 1.0, "{l}");
+            let more = account(&base, Draws::new(l as u64 + 1).unwrap(), cov, Some(delta), None).unwrap().epsilon;
+            assert!(more > 10.0, "draws not tight: {l}");
+        }
+        // A target one draw cannot meet is refused.
+        let tiny =
+            ReleaseParams::new(Kernel::exponential(0.2).unwrap(), "box:0,1,0,1".parse().unwrap(), 60, 0.01, 0.01);
+        assert!(calibrate(&tiny, Draws::ONE, None, Solve::Draws, 0.1, delta).is_err());
     }
 }
