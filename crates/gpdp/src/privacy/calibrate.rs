@@ -122,7 +122,8 @@ const BRACKET_LIMIT: f64 = 1e12;
 const BRACKET_FLOOR: f64 = 1e-150;
 const REL_TOL: f64 = 1e-9;
 
-fn with_value(params: &ReleaseParams, solve: Solve, v: f64) -> ReleaseParams {
+/// `params` with the solved parameter (r, σ or η; not L) set to `v`.
+pub(crate) fn with_value(params: &ReleaseParams, solve: Solve, v: f64) -> ReleaseParams {
     let mut p = params.clone();
     match solve {
         Solve::Ridge => p.ridge = v,

@@ -197,16 +197,7 @@ pub fn calibrate(
         let r = account(p, l, covariates, Some(delta), None)?;
         Ok((r.epsilon, r))
     };
-    let with = |v: f64| -> ReleaseParams {
-        let mut p = params.clone();
-        match solve {
-            Solve::Ridge => p.ridge = v,
-            Solve::Scale => p.scale = v,
-            Solve::GpNoise => p.gp_noise = v,
-            Solve::Draws => {}
-        }
-        p
-    };
+    let with = |v: f64| crate::privacy::calibrate::with_value(params, solve, v);
     if solve == Solve::Draws {
         let (e1, r1) = eps_at(params, Draws::ONE)?;
         if e1 > target_epsilon {
