@@ -13,6 +13,7 @@ Kernel = Literal["exponential", "matern32", "matern52", "squared-exponential", "
 Bound = Literal["tight", "joint", "paper"]
 ConversionName = Literal["improved", "paper", "pld"]
 SolveName = Literal["ridge", "scale", "gp-noise", "draws"]
+Relation = Literal["replace-one", "change-response"]
 
 class GpdpError(ValueError): ...
 class ParameterError(GpdpError): ...
@@ -45,6 +46,12 @@ class PrivacyReport:
     def conversion(self) -> str: ...
     @property
     def components(self) -> List[Dict[str, Any]]: ...
+    @property
+    def neighbouring_relation(self) -> str:
+        """The relation the statement holds for, in words."""
+    @property
+    def gaussian(self) -> Optional[Dict[str, Any]]:
+        """With exact Gaussian accounting (change-response): μ, its source and the release."""
     def to_dict(self) -> Dict[str, Any]: ...
 
 class Calibration:
@@ -64,7 +71,7 @@ def account(
     *,
     kernel: Kernel,
     domain: str,
-    n: int,
+    n: Optional[int] = None,
     ridge: float,
     scale: float,
     lengthscale: Optional[float] = None,
@@ -77,8 +84,12 @@ def account(
     rkhs_norm: Optional[float] = None,
     bound: Bound = "tight",
     conversion: ConversionName = "improved",
+    relation: Relation = "replace-one",
+    covariates: Optional[ArrayLike] = None,
 ) -> PrivacyReport:
-    """The (ε, δ) guarantee of releasing `draws` sample paths (give delta or epsilon)."""
+    """The (ε, δ) guarantee of releasing `draws` sample paths (give delta or epsilon).
+    With ``relation="change-response"`` the exact Gaussian-mechanism statement,
+    with the public ``covariates`` (then ``n`` may be omitted) or the bound for any."""
 
 def account_batch(**columns: Union[float, int, str, ArrayLike]) -> Dict[str, np.ndarray]:
     """`account` over arrays of parameters (scalars broadcast; any strides); one
@@ -91,7 +102,7 @@ def calibrate(
     delta: float,
     kernel: Kernel,
     domain: str,
-    n: int,
+    n: Optional[int] = None,
     lengthscale: Optional[float] = None,
     ridge: Optional[float] = None,
     scale: Optional[float] = None,
@@ -102,8 +113,11 @@ def calibrate(
     rkhs_norm: Optional[float] = None,
     bound: Bound = "tight",
     conversion: ConversionName = "improved",
+    relation: Relation = "replace-one",
+    covariates: Optional[ArrayLike] = None,
 ) -> Calibration:
-    """The least permissive r, σ, η (or largest L) meeting target_epsilon at delta."""
+    """The least permissive r, σ, η (or largest L) meeting target_epsilon at delta
+    (under ``relation``; see ``account``)."""
 
 def posterior(
     X: ArrayLike,
@@ -155,7 +169,7 @@ class Mechanism:
         *,
         kernel: Kernel,
         domain: str,
-        n: int,
+        n: Optional[int] = None,
         delta: float,
         lengthscale: Optional[float] = None,
         ridge: Optional[float] = None,
@@ -178,10 +192,17 @@ class Mechanism:
         solve: Optional[Literal["ridge", "scale", "gp-noise"]] = None,
         ridge_floor: Optional[float] = None,
         snap: Optional[Union[float, str]] = None,
+        relation: Relation = "replace-one",
+        covariates: Optional[ArrayLike] = None,
     ) -> None:
         """A checked mechanism. The responses' scale is required — exactly one
         of ``response_range=(lo, hi)`` (data units; values are returned in
-        them) or ``response_bound=M_Y`` (|y| ≤ M_Y, values as given)."""
+        them) or ``response_bound=M_Y`` (|y| ≤ M_Y, values as given).
+        ``relation="change-response"`` declares the covariates public (each reading
+        is protected): with ``covariates=`` (n rows) the exact guarantee for them,
+        and a release refuses other covariates; without, the bound for any."""
+    @property
+    def neighbouring_relation(self) -> str: ...
     @property
     def privacy(self) -> PrivacyReport: ...
     @property

@@ -4,7 +4,7 @@ use gpdp::privacy::calibrate::Calibration;
 // The columns `account_batch` accepts: the keywords of `account`, which are
 // the CLI batch's columns.
 use gpdp::io::batch::COLUMNS as BATCH_COLUMNS;
-use gpdp::{Accounting, PrivacyReport, Solve, Target};
+use gpdp::{Accounting, NeighbouringRelation, PrivacyReport, Solve, Target};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
@@ -59,6 +59,17 @@ impl PyPrivacyReport {
     fn conversion(&self) -> String {
         self.inner.conversion.to_string()
     }
+    /// The neighbouring relation the statement holds for, in words.
+    #[getter]
+    fn neighbouring_relation(&self) -> &'static str {
+        self.inner.gaussian.as_ref().map_or(NeighbouringRelation::ReplaceOne, |g| g.neighbouring_relation).name()
+    }
+    /// With exact Gaussian accounting (change-response): μ, how it was
+    /// obtained and the release's parameters, as a dict; else None.
+    #[getter]
+    fn gaussian<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_py_value(py, &self.inner.gaussian)
+    }
     /// The per-release components (kernel, n, r, σ, η, L, V̂_n, Δ̂_n, …), as dicts.
     #[getter]
     fn components<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -90,14 +101,15 @@ fn question(delta: Option<f64>, epsilon: Option<f64>) -> PyResult<(bool, f64)> {
 /// Give `delta` to get the smallest ε, or `epsilon` to get the smallest δ.
 /// The keywords and their defaults are those of `gpdp account`.
 #[pyfunction]
-#[pyo3(signature = (*, kernel, domain, n, ridge, scale, lengthscale=None, draws=1, delta=None, epsilon=None,
-    gp_noise=0.0, response_bound=1.0, sensitivity="auto", rkhs_norm=None, bound="tight", conversion="improved"))]
+#[pyo3(signature = (*, kernel, domain, n=None, ridge, scale, lengthscale=None, draws=1, delta=None, epsilon=None,
+    gp_noise=0.0, response_bound=1.0, sensitivity="auto", rkhs_norm=None, bound="tight", conversion="improved",
+    relation="replace-one", covariates=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn account(
     py: Python<'_>,
     kernel: &str,
     domain: &str,
-    n: usize,
+    n: Option<usize>,
     ridge: f64,
     scale: f64,
     lengthscale: Option<f64>,
@@ -110,7 +122,10 @@ pub fn account(
     rkhs_norm: Option<f64>,
     bound: &str,
     conversion: &str,
+    relation: &str,
+    covariates: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyPrivacyReport> {
+    let (relation, covariates, n) = relation_inputs(py, relation, covariates, n)?;
     let model = Model {
         kernel,
         lengthscale,
@@ -128,6 +143,15 @@ pub fn account(
     let draws = self::draws(draws)?;
     let conv: Accounting = parse(conversion)?;
     let (want_eps, value) = question(delta, epsilon)?;
+    if relation == NeighbouringRelation::ChangeResponse {
+        let (d, e) = if want_eps { (Some(value), None) } else { (None, Some(value)) };
+        let inner = py
+            .detach(|| {
+                gpdp::privacy::change_response::account(&params, draws, covariates.as_ref(), d, e)?.privacy_report(conv)
+            })
+            .py()?;
+        return Ok(PyPrivacyReport { inner });
+    }
     let run = move || -> gpdp::Result<PrivacyReport> {
         let rel = params.check()?;
         if want_eps { rel.epsilon(draws, value, conv) } else { rel.delta(draws, value, conv) }
@@ -136,6 +160,37 @@ pub fn account(
     // the joint bound's certification releases it.
     let inner = if model_is_slow(bound) { py.detach(run) } else { run() }.py()?;
     Ok(PyPrivacyReport { inner })
+}
+
+/// The `relation` and `covariates` keywords (covariates only with
+/// change-response) and n (required unless the covariates give it).
+fn relation_inputs(
+    py: Python<'_>,
+    relation: &str,
+    covariates: Option<&Bound<'_, PyAny>>,
+    n: Option<usize>,
+) -> PyResult<(NeighbouringRelation, Option<gpdp::Points>, usize)> {
+    let relation: NeighbouringRelation = relation.parse().map_err(|e: gpdp::Error| bad_arg("relation", e))?;
+    let covariates =
+        covariates.filter(|c| !c.is_none()).map(|c| crate::convert::points(py, c, "covariates")).transpose()?;
+    if covariates.is_some() && relation != NeighbouringRelation::ChangeResponse {
+        return Err(bad_arg(
+            "covariates",
+            "public covariates are used only with relation=\"change-response\" (replace-one protects the covariates too)",
+        ));
+    }
+    let n = match (n, &covariates) {
+        (Some(n), Some(x)) if n != x.len() => {
+            return Err(bad_arg(
+                "n",
+                format!("is {n} but covariates has {} rows (n is the number of public covariates)", x.len()),
+            ));
+        }
+        (Some(n), _) => n,
+        (None, Some(x)) => x.len(),
+        (None, None) => return Err(bad_arg("n", "required (or covariates, whose row count is n)")),
+    };
+    Ok((relation, covariates, n))
 }
 
 fn model_is_slow(bound: &str) -> bool {
@@ -461,9 +516,9 @@ impl PyCalibration {
 /// number of draws L) whose guarantee meets `target_epsilon` at `delta` —
 /// `gpdp calibrate`. The parameter solved for may be omitted.
 #[pyfunction]
-#[pyo3(signature = (*, solve="ridge", target_epsilon, delta, kernel, domain, n, lengthscale=None, ridge=None,
+#[pyo3(signature = (*, solve="ridge", target_epsilon, delta, kernel, domain, n=None, lengthscale=None, ridge=None,
     scale=None, gp_noise=0.0, draws=None, response_bound=1.0, sensitivity="auto", rkhs_norm=None, bound="tight",
-    conversion="improved"))]
+    conversion="improved", relation="replace-one", covariates=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn calibrate(
     py: Python<'_>,
@@ -472,7 +527,7 @@ pub fn calibrate(
     delta: f64,
     kernel: &str,
     domain: &str,
-    n: usize,
+    n: Option<usize>,
     lengthscale: Option<f64>,
     ridge: Option<f64>,
     scale: Option<f64>,
@@ -483,7 +538,10 @@ pub fn calibrate(
     rkhs_norm: Option<f64>,
     bound: &str,
     conversion: &str,
+    relation: &str,
+    covariates: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyCalibration> {
+    let (relation, covariates, n) = relation_inputs(py, relation, covariates, n)?;
     let solve: Solve = parse(solve)?;
     if solve == Solve::Draws && draws.is_some() {
         return Err(bad_arg("draws", "is what solve=\"draws\" computes; leave it out"));
@@ -492,7 +550,23 @@ pub fn calibrate(
         Model { kernel, lengthscale, domain, n, ridge, scale, gp_noise, response_bound, sensitivity, rkhs_norm, bound };
     let params = model.params(Some(solve))?;
     let draws = self::draws(draws.unwrap_or(1))?;
-    let target = Target { epsilon: target_epsilon, delta, conversion: parse(conversion)? };
-    let inner = py.detach(|| gpdp::calibrate(&params, draws, solve, target)).py()?;
+    let conversion: Accounting = parse(conversion)?;
+    let target = Target { epsilon: target_epsilon, delta, conversion };
+    let inner = match relation {
+        NeighbouringRelation::ChangeResponse => py
+            .detach(|| {
+                gpdp::privacy::change_response::calibration(
+                    &params,
+                    draws,
+                    covariates.as_ref(),
+                    solve,
+                    target_epsilon,
+                    delta,
+                    conversion,
+                )
+            })
+            .py()?,
+        _ => py.detach(|| gpdp::calibrate(&params, draws, solve, target)).py()?,
+    };
     Ok(PyCalibration { inner, target_epsilon })
 }

@@ -115,13 +115,46 @@ pub struct PyMechanism {
 impl PyMechanism {
     /// The keywords are the keys of the library's release spec
     /// (`gpdp::ReleaseSpec`, docs/spec.md) — the same as `gpdp release`'s
-    /// flags with `_` for `-` — plus `n`, the number of records.
+    /// flags with `_` for `-` — plus `n`, the number of records, and, with
+    /// `relation="change-response"`, `covariates`: the public covariates
+    /// (shape (n, d) or (n,)) the exact guarantee is computed for; a release
+    /// then refuses data with other covariates. Without `covariates` the
+    /// change-response guarantee is the bound for any covariates. `n` may be
+    /// omitted when `covariates` is given (it is their number of rows).
     #[new]
-    #[pyo3(signature = (*, n, **spec))]
-    fn new(py: Python<'_>, n: usize, spec: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    #[pyo3(signature = (*, n=None, covariates=None, **spec))]
+    fn new(
+        py: Python<'_>,
+        n: Option<usize>,
+        covariates: Option<&Bound<'_, PyAny>>,
+        spec: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let spec = release_spec(spec)?;
-        let inner = py.detach(|| spec.mechanism(n)).py()?;
+        let covariates = covariates.map(|c| points(py, c, "covariates")).transpose()?;
+        let n = match (n, &covariates) {
+            (Some(n), Some(x)) if n != x.len() => {
+                return Err(crate::errors::ParameterError::new_err(format!(
+                    "Mechanism: n = {n} but covariates has {} rows (under change-response n is the number of public covariates)",
+                    x.len()
+                )));
+            }
+            (Some(n), _) => n,
+            (None, Some(x)) => x.len(),
+            (None, None) => {
+                return Err(crate::errors::ParameterError::new_err(
+                    "Mechanism: n is required (the number of records), or covariates (the public covariates)",
+                ));
+            }
+        };
+        let inner =
+            py.detach(|| spec.mechanism_with(n, covariates.as_ref(), gpdp::HyperparameterSource::Stated)).py()?;
         Ok(PyMechanism { inner, spec: Some(spec) })
+    }
+
+    /// The neighbouring relation the guarantee holds for, in words.
+    #[getter]
+    fn neighbouring_relation(&self) -> &'static str {
+        self.inner.params().relation.name()
     }
 
     /// The mechanism's release spec (its keywords, with defaults omitted).

@@ -109,7 +109,7 @@ pub fn document() -> Value {
                     "id": {"type": "string"}, "status": {"type": "string", "enum": ["active", "retired", "unavailable"]},
                     "dim": {"type": "integer"}, "domain": {"type": "string"},
                     "lower": {"type": "array", "items": {"type": "number"}}, "upper": {"type": "array", "items": {"type": "number"}},
-                    "units": {"type": "string", "nullable": true}, "statement": {"type": "string"},
+                    "units": {"type": "string", "nullable": true}, "statement": {"type": "string"}, "neighbouring_relation": {"type": "string", "description": "The neighbouring relation the guarantee holds for, in words"},
                     "epsilon": {"type": "number"}, "delta": {"type": "number"}, "draws": {"type": "integer"},
                     "max_revealed": {"type": "integer"},
                     "revealed": {"type": "array", "items": {"type": "integer"}}, "report": {"type": "object"}}},

@@ -132,7 +132,7 @@ impl Service {
                     spec.data.display()
                 )));
             }
-            let mechanism = spec.mechanism(data.len())?;
+            let mechanism = spec.mechanism(&data)?;
             let dim = entry.domain.dim();
             let revealed = self.stored_paths(&r.id, spec.spec.draws.get() as usize, dim)?;
             let bytes = memory::posterior_bytes(data.len(), dim)
@@ -168,7 +168,7 @@ impl Service {
     /// a refused release consumes no budget.
     pub fn create(&self, spec: ReleaseRequest) -> Result<Value, ServerError> {
         let (data, hash) = read_data(&spec)?;
-        let mechanism = spec.mechanism(data.len())?;
+        let mechanism = spec.mechanism(&data)?;
         // The data policy (domain, clipping or rejection) before anything
         // is reserved: a refused dataset consumes no budget.
         mechanism.check_data(&data)?;
@@ -217,6 +217,7 @@ impl Service {
             "upper": upper,
             "units": mechanism.params().units,
             "statement": report["statement"],
+            "neighbouring_relation": report["neighbouring_relation"],
             "epsilon": mechanism.privacy().epsilon,
             "delta": mechanism.privacy().delta,
             "draws": spec.spec.draws,

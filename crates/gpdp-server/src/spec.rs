@@ -74,9 +74,11 @@ impl ReleaseRequest {
         Value::Object(all)
     }
 
-    /// The checked (and, with `target_epsilon`, calibrated) mechanism for `n` records.
-    pub fn mechanism(&self, n: usize) -> Result<gpdp::Mechanism, ServerError> {
-        Ok(self.spec.mechanism(n)?)
+    /// The checked (and, with `target_epsilon`, calibrated) mechanism for
+    /// releasing `data`: under `relation` change-response the data's
+    /// covariates are the public covariates the guarantee is computed for.
+    pub fn mechanism(&self, data: &gpdp::Dataset) -> Result<gpdp::Mechanism, ServerError> {
+        Ok(self.spec.mechanism_for_data(data, gpdp::HyperparameterSource::Stated)?)
     }
 
     /// The request's JSON Schema for the OpenAPI document: the spec's

@@ -40,7 +40,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::mechanism::Mechanism;
+use crate::mechanism::{Mechanism, NeighbouringRelation};
 use crate::model::data::Dataset;
 use crate::model::draws::Draws;
 use crate::model::kernel::{Kernel, KernelKind};
@@ -48,6 +48,7 @@ use crate::privacy::accountant::RdpAccountant;
 use crate::privacy::cache::AccountingCache;
 use crate::privacy::conversion::Conversion;
 use crate::privacy::event::PrivacyEvent;
+use crate::privacy::gaussian;
 use crate::privacy::release::ReleaseParams;
 use crate::privacy::table::{LEDGER_ORDERS, RdpTable};
 use crate::spec::ReleaseSpec;
@@ -90,6 +91,20 @@ pub struct RecordedParams {
     pub bound: String,
     /// L.
     pub draws: u64,
+    /// The neighbouring relation of the release's guarantee (absent, i.e.
+    /// replace-one, in entries recorded before gpdp stored it).
+    #[serde(default, skip_serializing_if = "is_replace_one")]
+    pub relation: NeighbouringRelation,
+    /// With exact Gaussian accounting (change-one-response): the release's
+    /// Gaussian distance μ over all its draws. It may depend on the public
+    /// covariates, which the ledger does not store, so it is kept here; the
+    /// composition of Gaussian entries adds μ² (docs/ledger.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gaussian_mu: Option<f64>,
+}
+
+fn is_replace_one(r: &NeighbouringRelation) -> bool {
+    *r == NeighbouringRelation::ReplaceOne
 }
 
 impl RecordedParams {
@@ -113,7 +128,31 @@ impl RecordedParams {
             rkhs_norm: p.rkhs_norm,
             bound: p.bound.to_string(),
             draws: draws.get(),
+            relation: NeighbouringRelation::ReplaceOne,
+            gaussian_mu: None,
         })
+    }
+
+    /// The stored form of one use of `mechanism`: its parameters, draws,
+    /// relation and (with exact Gaussian accounting) its distance μ.
+    pub fn of(mechanism: &Mechanism) -> Result<Self> {
+        let p = mechanism.params();
+        let mut r = RecordedParams::new(&p.release, p.draws)?;
+        r.relation = p.relation;
+        r.gaussian_mu = mechanism.privacy().gaussian.as_ref().map(|g| g.mu);
+        Ok(r)
+    }
+
+    /// The privacy event this entry accounts: a Gaussian mechanism of
+    /// distance μ, or the GP release of its parameters.
+    fn event(&self) -> Result<PrivacyEvent> {
+        match self.gaussian_mu {
+            Some(mu) => PrivacyEvent::gaussian(mu),
+            None => {
+                let (params, draws) = self.params()?;
+                Ok(PrivacyEvent::gp_release(params.check()?, draws))
+            }
+        }
     }
 
     /// Back to release parameters and draws.
@@ -386,22 +425,29 @@ impl Ledger {
     /// ([`Ledger::reserve_for`]); draw only after this returns.
     pub fn reserve(&mut self, dataset: &str, mechanism: &Mechanism) -> Result<Reservation> {
         self.writable("reserve a release")?;
-        let p = mechanism.params();
-        let recorded = RecordedParams::new(&p.release, p.draws)?;
+        let recorded = RecordedParams::of(mechanism)?;
         let spec = ReleaseSpec::of(mechanism)?;
-        let release = mechanism.accounted_release().clone();
-        let curve = RdpTable::of(&PrivacyEvent::gp_release(release.clone(), p.draws), &LEDGER_ORDERS)?;
+        let event = recorded.event()?;
+        let curve = RdpTable::of(&event, &LEDGER_ORDERS)?;
         let path = self.path.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
         let budget = budget_in(&tx, dataset, &path)?;
         let entries = entries_in(&tx, dataset, &path)?;
-        let alone = release.epsilon(p.draws, budget.delta, budget.conversion)?.epsilon;
+        let alone = match recorded.gaussian_mu {
+            Some(mu) => gaussian::epsilon_for_delta(mu, budget.delta)?,
+            None => {
+                mechanism
+                    .accounted_release()
+                    .epsilon(mechanism.params().draws, budget.delta, budget.conversion)?
+                    .epsilon
+            }
+        };
         let mut acc = RdpAccountant::with_cache(self.cache.clone());
         for e in &entries {
             acc.compose(PrivacyEvent::Tabulated(e.curve.clone()))?;
         }
         acc.compose(PrivacyEvent::Tabulated(curve.clone()))?;
-        let composed = acc.epsilon(budget.delta, budget.conversion)?.epsilon;
+        let composed = composed_epsilon(&acc, &entries, recorded.gaussian_mu, budget.delta, budget.conversion)?;
         if !(composed <= budget.epsilon) {
             return Err(Error::BudgetExceeded(format!(
                 "the budget of dataset {} is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}) — nothing was drawn",
@@ -542,8 +588,27 @@ fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry
 /// The Rényi curve of a recorded release, derived by this gpdp from its
 /// stored parameters (for schema-1 entries, which stored none).
 fn derived_curve(p: &RecordedParams) -> Result<RdpTable> {
-    let (params, draws) = p.params()?;
-    RdpTable::of(&PrivacyEvent::gp_release(params.check()?, draws), &LEDGER_ORDERS)
+    RdpTable::of(&p.event()?, &LEDGER_ORDERS)
+}
+
+/// The composed ε of the recorded entries and a new release (distance
+/// `new_mu` if Gaussian): the stored Rényi curves summed in `acc` and
+/// converted once; when every one of them is a Gaussian mechanism, also the
+/// exact profile at √(Σ μ²) (Gaussian DP composition, adaptive too), and the
+/// smaller of the two valid bounds (docs/ledger.md, "Relations").
+fn composed_epsilon(
+    acc: &RdpAccountant,
+    entries: &[Entry],
+    new_mu: Option<f64>,
+    delta: f64,
+    conversion: Conversion,
+) -> Result<f64> {
+    let rdp = acc.epsilon(delta, conversion)?.epsilon;
+    let mus: Option<Vec<f64>> = entries.iter().map(|e| e.params.gaussian_mu).chain([new_mu]).collect();
+    Ok(match mus {
+        Some(mus) => gaussian::epsilon_for_delta(gaussian::compose(&mus)?, delta)?.min(rdp),
+        None => rdp,
+    })
 }
 
 /// Brings a schema-1 ledger to schema 2 in one transaction: adds the spec,

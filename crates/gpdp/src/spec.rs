@@ -39,7 +39,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::mechanism::{HyperparameterSource, Mechanism, MechanismParams};
+use crate::mechanism::{HyperparameterSource, Mechanism, MechanismParams, NeighbouringRelation};
 use crate::model::domain::Domain;
 use crate::model::draws::Draws;
 use crate::model::kernel::{Kernel, KernelKind};
@@ -148,6 +148,12 @@ pub struct ReleaseSpec {
     /// domain's box) or the lattice's counts "N" / "N1xN2".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snap: Option<Snap>,
+    /// Neighbouring relation: replace-one (default; protects each record,
+    /// covariates and response) or change-response (the covariates are
+    /// public, each response is protected; exact Gaussian accounting).
+    #[serde(default, skip_serializing_if = "is_default", with = "relation_key")]
+    #[schemars(schema_with = "relation_schema")]
+    pub relation: NeighbouringRelation,
 }
 
 /// The `snap` key: a spacing h, or the counts of the lattice's nodes per axis.
@@ -335,6 +341,7 @@ impl ReleaseSpec {
             sampler: SamplerPolicy::default(),
             covariate_lattice: None,
             snap: None,
+            relation: NeighbouringRelation::ReplaceOne,
         }
     }
 
@@ -494,6 +501,7 @@ impl ReleaseSpec {
         p.max_epsilon = self.max_epsilon;
         p.assume_rkhs_responses = self.assume_rkhs_responses;
         p.units = self.units.clone();
+        p.relation = self.relation;
         Ok(p)
     }
 
@@ -504,9 +512,44 @@ impl ReleaseSpec {
     }
 
     /// [`Self::mechanism`], stating where the hyperparameters came from.
+    /// Under change-one-response this is the bound for any covariates; a
+    /// front end that has the data uses [`Self::mechanism_for_data`].
     pub fn mechanism_from(&self, n: usize, source: HyperparameterSource) -> Result<Mechanism> {
+        self.mechanism_with(n, None, source)
+    }
+
+    /// The mechanism for releasing `data`: under change-one-response the
+    /// data's covariates are the public covariates the guarantee is computed
+    /// for (the data holder declared them public with the relation); under
+    /// replace-one only their number n is used.
+    pub fn mechanism_for_data(
+        &self,
+        data: &crate::model::data::Dataset,
+        source: HyperparameterSource,
+    ) -> Result<Mechanism> {
+        let covariates = (self.relation == NeighbouringRelation::ChangeResponse).then(|| data.x());
+        self.mechanism_with(data.len(), covariates, source)
+    }
+
+    /// The mechanism for `n` records, with the public covariates (n rows;
+    /// change-one-response only) if given.
+    pub fn mechanism_with(
+        &self,
+        n: usize,
+        covariates: Option<&crate::model::points::Points>,
+        source: HyperparameterSource,
+    ) -> Result<Mechanism> {
         let mut p = self.params(n)?;
         p.hyperparameter_source = source;
+        if let Some(x) = covariates {
+            if self.relation != NeighbouringRelation::ChangeResponse {
+                return Err(spec_err(
+                    "relation",
+                    "public covariates are used only with `relation` change-response (replace-one protects the covariates too)",
+                ));
+            }
+            p.public_covariates = Some(x.clone());
+        }
         match self.solved()? {
             Solved::Fixed => p.check(),
             Solved::Calibrate { target_epsilon, solve: Solve::Ridge, floor } => {
@@ -548,6 +591,7 @@ impl ReleaseSpec {
         s.bound = r.bound;
         s.conversion = p.conversion;
         s.sampler = p.sampler;
+        s.relation = p.relation;
         match &p.covariate_lattice {
             Some(l) if l.snaps() => s.snap = Some(Snap::Counts(l.to_string())),
             Some(l) => s.covariate_lattice = Some(l.to_string()),
@@ -638,6 +682,9 @@ fn bound_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 fn conversion_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     enum_schema(&["improved", "paper", "pld"])
 }
+fn relation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    enum_schema(&["replace-one", "change-response"])
+}
 fn sampler_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     enum_schema(&["auto", "dense", "lattice", "state-space"])
 }
@@ -656,6 +703,17 @@ mod text {
     {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// The relation by its key (`replace-one`, `change-response`).
+mod relation_key {
+    use super::*;
+    pub fn serialize<S: serde::Serializer>(v: &NeighbouringRelation, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(v.key())
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<NeighbouringRelation, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
     }
 }
 

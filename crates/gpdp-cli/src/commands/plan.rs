@@ -84,6 +84,15 @@ pub struct PlanArgs {
     #[arg(long, value_name = "L", default_value = "1")]
     pub draws: Draws,
 
+    /// The neighbouring relation of the planned release: replace-one
+    /// (default; each record, covariates and response, is protected) or
+    /// change-response (the covariates are public, each reading is
+    /// protected). For change-response the simulated releases are calibrated
+    /// with the bound for any covariates (the release, with its own
+    /// covariates, can only do better).
+    #[arg(long, value_name = "RELATION", default_value = "replace-one", value_parser = crate::commands::account::parse_relation)]
+    pub relation: gpdp::NeighbouringRelation,
+
     /// Excursion level t in data units (default: the middle of
     /// --response-range, else 0).
     #[arg(long, value_name = "t", value_parser = parse_f64)]
@@ -358,6 +367,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
         s.response_bound = a.response_range.is_none().then_some(m_y);
         s.units = a.units.clone();
         s.ridge_floor = Some(h.ridge());
+        s.relation = a.relation;
         s
     };
     // The utility simulation calibrates the ridge at each target ε itself.
@@ -417,6 +427,12 @@ pub fn run(a: PlanArgs) -> Result<()> {
         plot(&dir.join("utility.png"), &plan, &units)
     })?;
     println!("plan for n = {n_private}, δ = {delta}, {} draw(s), from {} proxy records:", a.draws, plan.proxy_records);
+    println!("  relation: {} — protects {}", a.relation, a.relation.protects());
+    if a.relation == gpdp::NeighbouringRelation::ChangeResponse {
+        println!(
+            "  (ε from the change-response bound for any covariates; a release with its own public covariates has ε at most this)"
+        );
+    }
     println!("  kernel {} ℓ = {:.6}, σ = {:.6}, fitted ridge λ/σ = {:.6}", a.kernel, h.lengthscale, h.scale, h.ridge());
     println!(
         "  target ε   ε      ridge      hold-out RMSE{}   IoU {{f ≥ {threshold}}}",
@@ -438,6 +454,10 @@ pub fn run(a: PlanArgs) -> Result<()> {
     println!(
         "  non-private posterior mean: RMSE {:.4}, IoU {:.3}",
         plan.utility.baseline_rmse.mean, plan.utility.baseline_iou.mean
+    );
+    println!(
+        "  for a map, L = 1 draw is optimal: the mean of L draws has the law of one draw with its noise scaled by 1/√L, so more draws only cost ε{}",
+        if a.draws.get() > 1 { format!(" (this plan has L = {})", a.draws) } else { String::new() }
     );
     println!("wrote plan.json, utility.csv, utility.png into {}", out.display());
     println!("release with: gpdp release --plan {} --target-epsilon ε …", out.join("plan.json").display());

@@ -208,6 +208,27 @@ pub struct ReleaseCmdArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// The neighbouring relation the guarantee is for: replace-one (default;
+    /// protects each whole record, covariates and response; n public) or
+    /// change-response (you declare the covariates — e.g. sensor locations —
+    /// public; each reading is protected). With change-response the data's
+    /// own covariates enter the exact Gaussian accounting
+    /// (docs/proofs/change-response.md) and report.json may state facts
+    /// about them (they are public).
+    #[arg(long, value_name = "RELATION", default_value = "replace-one", value_parser = crate::commands::account::parse_relation)]
+    pub relation: gpdp::NeighbouringRelation,
+
+    /// With --relation change-response: the published covariates file the
+    /// data's covariates must equal row by row (columns x or x1..xd, or
+    /// those named by --covariates-x); a release whose covariates differ is
+    /// refused.
+    #[arg(long, value_name = "CSV")]
+    pub covariates: Option<PathBuf>,
+
+    /// With --covariates: its covariate columns, comma-separated.
+    #[arg(long = "covariates-x", value_name = "COLS", value_delimiter = ',', requires = "covariates")]
+    pub covariates_x: Option<Vec<String>>,
+
     /// Where the hyperparameters came from (set by --plan).
     #[arg(skip)]
     pub hyperparameter_source: gpdp::HyperparameterSource,
@@ -273,6 +294,7 @@ impl ReleaseCmdArgs {
         s.sampler = self.sampler;
         s.assume_rkhs_responses = self.assume_rkhs_responses;
         s.covariate_lattice = self.covariate_lattice.clone();
+        s.relation = self.relation;
         s.snap = match self.snap.as_deref() {
             None => None,
             Some(spec) if spec.trim().eq_ignore_ascii_case("grid") => {
@@ -286,9 +308,10 @@ impl ReleaseCmdArgs {
         Ok(s)
     }
 
-    /// The checked (and, with --target-epsilon, calibrated) mechanism for n
-    /// records — from public flags only.
-    pub fn mechanism(&self, n: usize) -> Result<Mechanism> {
+    /// The checked (and, with --target-epsilon, calibrated) mechanism for
+    /// releasing `data` — from public flags only, and under change-response
+    /// from the data's covariates, which the relation declares public.
+    pub fn mechanism(&self, data: &Dataset) -> Result<Mechanism> {
         let spec = self.spec()?;
         let dim = spec.domain.dim();
         let crs = match (&self.reproject_to, &self.crs) {
@@ -313,7 +336,7 @@ impl ReleaseCmdArgs {
                 bail!("{flag} needs 2-D covariates (easting, northing); the domain is {dim}-D");
             }
         }
-        Ok(spec.mechanism_from(n, self.hyperparameter_source.clone())?)
+        Ok(spec.mechanism_for_data(data, self.hyperparameter_source.clone())?)
     }
 
     /// The query and its coordinate column names.
@@ -382,6 +405,13 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
     };
     // The plan's release spec: everything but the target ε.
     let planned_spec = &plan.release.spec;
+    if planned_spec.relation != a.relation {
+        eprintln!(
+            "note: the plan simulated {} releases; this release is for {} (--relation): the relation is the data holder's declaration, not taken from the plan",
+            planned_spec.relation.key(),
+            a.relation.key()
+        );
+    }
     let kind = planned_spec.kernel;
     let h = gpdp::plan::Hyper {
         lengthscale: planned_spec.lengthscale.unwrap_or(1.0),
@@ -584,10 +614,13 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     }
     let cols = gpdp::io::Columns { x: a.x_columns.clone(), y: a.y_column.clone() };
     let (names, mut data): (Vec<String>, Dataset) = gpdp::io::read_dataset_columns(data_path, &cols)?;
+    if let Some(path) = &a.covariates {
+        check_public_covariates(&a, path, &data)?;
+    }
     if let (Some(from), Some(to)) = (&a.crs, &a.reproject_to) {
         data = crate::output::gis::reproject_dataset(data, from, to, data_path)?;
     }
-    let mechanism = a.mechanism(data.len())?;
+    let mechanism = a.mechanism(&data)?;
     let (query, names) = a.query(&names, data.dim())?;
     let domain = &mechanism.params().release.domain;
     let outside = query.count_outside(domain);
@@ -676,6 +709,40 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     } else {
         println!("wrote {} into {}", outputs.join(", "), out.display());
         println!("{}", rel.report.statement);
+    }
+    Ok(())
+}
+
+/// `--covariates`: only with change-response, and equal to the data's
+/// covariates row by row (the covariates are public under that relation, so
+/// the comparison and its message reveal nothing it protects).
+fn check_public_covariates(a: &ReleaseCmdArgs, path: &std::path::Path, data: &Dataset) -> Result<()> {
+    if a.relation != gpdp::NeighbouringRelation::ChangeResponse {
+        bail!(
+            "--covariates declares public covariates, which only --relation change-response uses (replace-one protects the covariates too)"
+        );
+    }
+    let x = crate::commands::account::read_covariates(Some(path), a.covariates_x.clone())?.context("covariates")?;
+    let shown = |p: &[f64]| p.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ");
+    if x.len() != data.len() || x.dim() != data.dim() {
+        bail!(
+            "--covariates {}: {} rows of dimension {}, but --data has {} records of dimension {}; under change-response the release must use exactly the public covariates",
+            path.display(),
+            x.len(),
+            x.dim(),
+            data.len(),
+            data.dim()
+        );
+    }
+    if let Some(i) = (0..x.len()).find(|&i| x.row(i) != data.x().row(i)) {
+        bail!(
+            "--data row {}: covariates ({}) differ from --covariates {} row {} ({}); under change-response the release must use exactly the public covariates",
+            i + 1,
+            shown(data.x().row(i)),
+            path.display(),
+            i + 1,
+            shown(x.row(i))
+        );
     }
     Ok(())
 }

@@ -35,6 +35,28 @@ pub fn report_text(r: &PrivacyReport) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let total = r.total_draws();
+    if let Some(g) = &r.gaussian {
+        let p = &g.release;
+        let _ = writeln!(s, "Privacy of releasing L = {total} posterior sample path(s)");
+        let _ =
+            writeln!(s, "  relation      {}: protects {}", g.neighbouring_relation, g.neighbouring_relation.protects());
+        let _ = writeln!(s, "  kernel        {} (ℓ = {}) on {}", p.kernel, fmt_value(p.lengthscale), p.domain);
+        let _ = writeln!(s, "  data          n = {}, responses |y| ≤ M_Y = {}", p.n, fmt_value(p.response_bound));
+        let _ = writeln!(
+            s,
+            "  release       ridge r = {}, scale σ = {}, GP noise η = {}",
+            fmt_value(p.ridge),
+            fmt_value(p.scale),
+            fmt_value(p.gp_noise)
+        );
+        let _ = writeln!(s, "  accounting    {}", g.method);
+        let _ = writeln!(s, "  distance      μ = {} ({})", fmt_value(g.mu), g.mu_source);
+        let _ = writeln!(s, "  guarantee     ε = {} at δ = {:e}", num6(r.epsilon), r.delta);
+        if let Some(e) = g.rdp_epsilon {
+            let _ = writeln!(s, "  RDP instead   ε = {} (improved conversion)", num6(e));
+        }
+        return s;
+    }
     if r.components.len() == 1 {
         let _ = writeln!(s, "Privacy of releasing L = {total} posterior sample path(s)");
     } else {

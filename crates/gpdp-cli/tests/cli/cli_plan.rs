@@ -364,3 +364,29 @@ fn a_large_proxy_is_simulated_on_a_bounded_subset() {
     );
     eprintln!("plan on a 30 000-row proxy: {:.1} s", start.elapsed().as_secs_f64());
 }
+
+/// `gpdp plan --relation change-response`: plan.json's spec carries the
+/// relation, the output names it and that L = 1 is optimal for a map, and at
+/// every target ε the change-response release needs a smaller ridge than the
+/// replace-one one (the same ε buys a better map).
+#[test]
+fn plan_for_change_response_needs_less_ridge_at_every_epsilon() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("r1"), t.path().join("cr"));
+    let o = quick_plan(PROXY, &a, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = quick_plan(PROXY, &b, &["--relation", "change-response"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("change-one-response") && text.contains("L = 1 draw is optimal"), "{text}");
+    let (p1, p2) = (json(&a.join("plan.json")), json(&b.join("plan.json")));
+    assert_eq!(p2["release"]["spec"]["relation"], "change-response");
+    assert!(p1["release"]["spec"].get("relation").is_none());
+    let (u1, u2) = (p1["utility"]["points"].as_array().unwrap(), p2["utility"]["points"].as_array().unwrap());
+    for (x, y) in u1.iter().zip(u2) {
+        let (r1, r2) = (x["ridge"].as_f64().unwrap(), y["ridge"].as_f64().unwrap());
+        let fitted = y["ridge_is_fitted"].as_bool().unwrap();
+        assert!(r2 < r1 || (fitted && r2 <= r1), "ε = {}: ridge {r2} vs replace-one {r1}", x["target_epsilon"]);
+        assert!(y["epsilon"].as_f64().unwrap() <= y["target_epsilon"].as_f64().unwrap());
+    }
+}

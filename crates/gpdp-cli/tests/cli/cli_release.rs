@@ -897,3 +897,82 @@ fn a_geographic_crs_gives_geojson_in_the_same_degrees() {
     }
     assert!(n >= 4, "{gj}");
 }
+
+/// `gpdp release --relation change-response`: report.json states the
+/// relation (field and sentence) and the exact Gaussian ε that `gpdp account`
+/// gives with the data's covariates; `--covariates` must equal the data's
+/// covariates; `--covariates` with replace-one, and an unknown relation, are
+/// refused; a ledger records and composes the release; `--target-epsilon`
+/// calibrates under the relation. Nothing is written by a refused run.
+#[test]
+fn change_response_release_states_its_relation_and_refuses_other_covariates() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_1D);
+    let same = write(t.path(), "x.csv", "x\n0.1\n0.3\n0.35\n0.6\n0.9\n");
+    let moved = write(t.path(), "moved.csv", "x\n0.1\n0.3\n0.36\n0.6\n0.9\n");
+    let out = t.path().join("o").to_str().unwrap().to_string();
+    let mut args = release_args(&data, &out);
+    args.extend(["--relation", "change-response", "--seed", "3"]);
+    run_ok(&args);
+    let r = report(&out);
+    assert_eq!(r["neighbouring_relation"], "change-one-response, covariates public");
+    let statement = r["statement"].as_str().unwrap();
+    assert!(statement.contains("protects each reading") && statement.contains("treated as public"), "{statement}");
+    let eps = r["privacy"]["epsilon"].as_f64().unwrap();
+    assert_eq!(r["privacy"]["gaussian"]["covariates"], 5);
+    let acc = gpdp()
+        .args(["account", "--relation", "change-response", "--covariates", &same, "--kernel", "exponential"])
+        .args(["--lengthscale", "0.3", "--domain", "interval:0,1", "--scale", "0.5", "--ridge", "1"])
+        .args(["--delta", "1e-3", "--draws", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(acc.status.success(), "{}", String::from_utf8_lossy(&acc.stderr));
+    let acc: Value = serde_json::from_slice(&acc.stdout).unwrap();
+    assert_eq!(acc["epsilon"].as_f64().unwrap(), eps);
+    // The replace-one release of the same parameters states its relation and a larger ε.
+    let out1 = t.path().join("o1").to_str().unwrap().to_string();
+    let mut a1 = release_args(&data, &out1);
+    a1.extend(["--seed", "3"]);
+    run_ok(&a1);
+    let r1 = report(&out1);
+    assert_eq!(r1["neighbouring_relation"], "replace-one, n public");
+    assert!(r1["statement"].as_str().unwrap().contains("protects each record"));
+    assert!(r1["privacy"]["epsilon"].as_f64().unwrap() > eps);
+    // --covariates equal to the data's: accepted, same ε.
+    let out2 = t.path().join("o2").to_str().unwrap().to_string();
+    let mut a2 = release_args(&data, &out2);
+    a2.extend(["--relation", "change-response", "--covariates", &same, "--seed", "3"]);
+    run_ok(&a2);
+    assert_eq!(report(&out2)["privacy"]["epsilon"].as_f64().unwrap(), eps);
+    // Refusals, each leaving no output.
+    let out3 = t.path().join("o3").to_str().unwrap().to_string();
+    let mut a3 = release_args(&data, &out3);
+    a3.extend(["--relation", "change-response", "--covariates", &moved]);
+    refused(&a3, &out3, "--data row 3: covariates (0.35) differ from --covariates");
+    let mut a4 = release_args(&data, &out3);
+    a4.extend(["--covariates", &same]);
+    refused(&a4, &out3, "only --relation change-response uses");
+    let mut a5 = release_args(&data, &out3);
+    a5.extend(["--relation", "swap"]);
+    refused(&a5, &out3, "expected replace-one or change-response");
+    let short = write(t.path(), "short.csv", "x\n0.1\n0.3\n");
+    let mut a6 = release_args(&data, &out3);
+    a6.extend(["--relation", "change-response", "--covariates", &short]);
+    refused(&a6, &out3, "2 rows of dimension 1, but --data has 5 records");
+    // Calibrated under the relation, recorded in a ledger that composes it.
+    let ledger = t.path().join("l.sqlite").to_str().unwrap().to_string();
+    run_ok(&["ledger", "init", "--ledger", &ledger, "--dataset", "d", "--epsilon", "5", "--delta", "1e-3"]);
+    let out4 = t.path().join("o4").to_str().unwrap().to_string();
+    let mut a7 = release_args(&data, &out4);
+    let at = a7.iter().position(|a| *a == "--ridge").unwrap();
+    a7.drain(at..at + 2);
+    a7.extend(["--relation", "change-response", "--target-epsilon", "2", "--ledger", &ledger, "--dataset", "d"]);
+    run_ok(&a7);
+    let r4 = report(&out4);
+    assert!(r4["privacy"]["epsilon"].as_f64().unwrap() <= 2.0 && r4["privacy"]["epsilon"].as_f64().unwrap() > 1.99);
+    assert_eq!(r4["neighbouring_relation"], "change-one-response, covariates public");
+    let show = gpdp().args(["ledger", "show", "--ledger", &ledger, "--json"]).output().unwrap();
+    assert!(show.status.success(), "{}", String::from_utf8_lossy(&show.stderr));
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(show.contains("change-one-response") && show.contains("gaussian_mu"), "{show}");
+}

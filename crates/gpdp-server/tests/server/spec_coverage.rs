@@ -100,3 +100,36 @@ fn a_server_release_with_snap_lattice_and_a_calibrated_ridge_with_a_floor() {
     let (st, v) = request(&s, "POST", "/releases", &Value::Object(body).to_string());
     assert_eq!(st, 422, "{v}");
 }
+
+/// `relation` change-response over HTTP: the description and the report
+/// state the relation, the guarantee is computed with the data's covariates
+/// (the exact Gaussian ε, below the same spec's replace-one ε), and the
+/// stored release is restored with the same guarantee after a restart.
+#[test]
+fn a_server_release_under_change_response_states_its_relation() {
+    let (base, _) = examples();
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_lattice_data(dir.path());
+    let s = server(dir.path());
+    let mut body = base.clone();
+    body.insert("data".into(), json!(data));
+    let (st, r1) = request(&s, "POST", "/releases", &Value::Object(body.clone()).to_string());
+    assert_eq!(st, 201, "{r1}");
+    body.insert("relation".into(), json!("change-response"));
+    let (st, cr) = request(&s, "POST", "/releases", &Value::Object(body).to_string());
+    assert_eq!(st, 201, "{cr}");
+    assert_eq!(cr["neighbouring_relation"], "change-one-response, covariates public");
+    assert_eq!(r1["neighbouring_relation"], "replace-one, n public");
+    assert!(cr["statement"].as_str().unwrap().contains("protects each reading"), "{cr}");
+    assert_eq!(cr["report"]["privacy"]["gaussian"]["covariates"], 40);
+    let (e1, e2) = (r1["epsilon"].as_f64().unwrap(), cr["epsilon"].as_f64().unwrap());
+    assert!(e2 < e1, "change-response ε {e2} vs replace-one {e1}");
+    let id = cr["id"].as_str().unwrap().to_string();
+    drop(s);
+    let s = server(dir.path());
+    let (st, again) = s.get(&format!("/releases/{id}"));
+    assert_eq!(st, 200, "{again}");
+    assert_eq!(again["epsilon"].as_f64().unwrap(), e2);
+    assert_eq!(again["status"], "active", "{again}");
+    assert_eq!(s.eval(&id, &[[0.5, 0.5]]).len(), 1);
+}

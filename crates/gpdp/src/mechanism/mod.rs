@@ -49,7 +49,9 @@ use crate::model::policy::{DataPolicy, OnUnbounded, PolicyOutcome};
 use crate::model::query::{CovariateLattice, Query};
 use crate::model::units::{ResponseRange, ResponseScale};
 use crate::posterior::Posterior;
-use crate::privacy::{Accounting, Calibration, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate};
+use crate::privacy::{
+    Accounting, Calibration, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate, change_response,
+};
 use crate::resources::{Need, check_memory};
 use crate::rng::ReleaseRng;
 use crate::sampling::{Process, Sampler, SamplerPlan, SamplerPolicy, StateSpaceSampler};
@@ -112,6 +114,14 @@ pub struct MechanismParams {
     pub units: Option<String>,
     /// Where the hyperparameters came from (stated in the report).
     pub hyperparameter_source: HyperparameterSource,
+    /// The neighbouring relation the guarantee is for: replace-one (default)
+    /// or change-one-response (covariates public; exact Gaussian accounting,
+    /// docs/proofs/change-response.md).
+    pub relation: NeighbouringRelation,
+    /// Under change-one-response: the public covariates (n rows) the
+    /// guarantee is computed for — a release refuses data with other
+    /// covariates. `None`: the bound for any covariates.
+    pub public_covariates: Option<Points>,
 }
 
 impl MechanismParams {
@@ -135,6 +145,8 @@ impl MechanismParams {
             response_range: response.range(),
             units: None,
             hyperparameter_source: HyperparameterSource::Stated,
+            relation: NeighbouringRelation::ReplaceOne,
+            public_covariates: None,
         }
     }
 
@@ -145,8 +157,35 @@ impl MechanismParams {
     /// `max_epsilon` (nothing is released).
     pub fn check(&self) -> Result<Mechanism> {
         let release = self.release.check()?;
-        let privacy = release.epsilon(self.draws, self.delta, self.conversion)?;
+        let privacy = self.guarantee(&release)?;
         Mechanism::assemble(self.clone(), release, privacy, None)
+    }
+
+    /// The guarantee of these parameters: the RDP or PLD accountant under
+    /// replace-one; under change-one-response the exact Gaussian statement
+    /// with the public covariates as the release will fit them (snapped onto
+    /// a snapping lattice), or the bound for any covariates.
+    fn guarantee(&self, release: &Release) -> Result<PrivacyReport> {
+        match self.relation {
+            NeighbouringRelation::ReplaceOne => {
+                if self.public_covariates.is_some() {
+                    return Err(Error::Input(
+                        "public covariates are used only under change-one-response (the replace-one guarantee protects the covariates too); drop them or choose --relation change-response".into(),
+                    ));
+                }
+                release.epsilon(self.draws, self.delta, self.conversion)
+            }
+            NeighbouringRelation::ChangeResponse => {
+                let x = self.accounted_covariates()?;
+                change_response::account(&self.release, self.draws, x.as_ref(), Some(self.delta), None)?
+                    .privacy_report(self.conversion)
+            }
+        }
+    }
+
+    /// The public covariates as the release fits them (None: not given).
+    fn accounted_covariates(&self) -> Result<Option<Points>> {
+        self.public_covariates.as_ref().map(|x| self.policy().covariates(x)).transpose()
     }
 
     /// Solves for the smallest ridge r, scale σ or GP noise η that meets
@@ -159,8 +198,13 @@ impl MechanismParams {
                 "calibrating the number of draws is not available for a release; fix the draws and solve for ridge, scale or gp-noise".into(),
             ));
         }
-        let target = Target { epsilon: target_epsilon, delta: self.delta, conversion: self.conversion };
-        let c = calibrate(&self.release, self.draws, solve, target)?;
+        let c = match self.relation {
+            NeighbouringRelation::ReplaceOne => {
+                let target = Target { epsilon: target_epsilon, delta: self.delta, conversion: self.conversion };
+                calibrate(&self.release, self.draws, solve, target)?
+            }
+            NeighbouringRelation::ChangeResponse => self.calibrate_change_response(solve, target_epsilon)?,
+        };
         let mut params = self.clone();
         match solve {
             Solve::Ridge => params.release.ridge = c.value,
@@ -169,7 +213,7 @@ impl MechanismParams {
             Solve::Draws => unreachable!("refused above"),
         }
         let release = params.release.check()?;
-        let privacy = release.epsilon(params.draws, params.delta, params.conversion)?;
+        let privacy = params.guarantee(&release)?;
         if privacy != c.report {
             return Err(Error::Unreachable(format!(
                 "the calibrated {solve} = {} does not reproduce its own report (ε {} vs {})",
@@ -177,6 +221,20 @@ impl MechanismParams {
             )));
         }
         Mechanism::assemble(params, release, privacy, Some((c, target_epsilon)))
+    }
+
+    /// [`change_response::calibration`] with the covariates as the release fits them.
+    fn calibrate_change_response(&self, solve: Solve, target_epsilon: f64) -> Result<Calibration> {
+        let x = self.accounted_covariates()?;
+        change_response::calibration(
+            &self.release,
+            self.draws,
+            x.as_ref(),
+            solve,
+            target_epsilon,
+            self.delta,
+            self.conversion,
+        )
     }
 
     /// The mechanism for `target_epsilon`: the smallest ridge meeting it, or
@@ -375,6 +433,11 @@ impl Mechanism {
 
     /// The data policy applied, and Lemma B.8's assumption checked against it.
     fn prepare(&self, data: &Dataset) -> Result<(Dataset, PolicyOutcome)> {
+        if let Some(public) = &self.params.public_covariates {
+            // Under change-one-response the covariates are public: comparing them reveals
+            // nothing the relation protects.
+            check_same_covariates(data.x(), public)?;
+        }
         let scaled;
         let data = match &self.params.response_range {
             Some(range) => {
@@ -606,6 +669,32 @@ impl Mechanism {
         let diagnostics = Diagnostics { policy: outcome, fit_seconds, sample_seconds: 0.0 };
         LazyRelease::new(self, process, max_points, rng, diagnostics, revealed)
     }
+}
+
+/// Refuses data whose covariates differ from the declared public ones,
+/// naming the first record that differs.
+fn check_same_covariates(x: &Points, public: &Points) -> Result<()> {
+    if x.len() != public.len() || x.dim() != public.dim() {
+        return Err(Error::Input(format!(
+            "the data have {} records of dimension {} but the guarantee was computed for {} public covariates of dimension {}: under change-one-response a release must use exactly the declared covariates",
+            x.len(),
+            x.dim(),
+            public.len(),
+            public.dim()
+        )));
+    }
+    if let Some(i) = (0..x.len()).find(|&i| x.row(i) != public.row(i)) {
+        let show = |p: &[f64]| p.iter().map(|v| fmt_value(*v)).collect::<Vec<_>>().join(", ");
+        return Err(Error::Data {
+            row: i + 1,
+            message: format!(
+                "covariates ({}) differ from the declared public covariates ({}) of that row: under change-one-response the guarantee was computed for the declared covariates, so a release must use exactly them",
+                show(x.row(i)),
+                show(public.row(i))
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -39,17 +39,17 @@ pub const REPORT_SCHEMA_VERSION: u32 = 2;
 /// Serialised as a string: the paper's replace-one relation, or
 /// change-one-response when the covariates are public
 /// (docs/proofs/change-response.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum NeighbouringRelation {
     /// Datasets of the same public size n that differ in one record
     /// (covariates and response), "replace-one, n public".
     #[default]
-    #[serde(rename = "replace-one, n public")]
+    #[serde(rename = "replace-one, n public", alias = "replace-one")]
     ReplaceOne,
     /// Datasets with the same public covariates that differ in one
     /// response: each reading is protected, the locations are public.
-    #[serde(rename = "change-one-response, covariates public")]
+    #[serde(rename = "change-one-response, covariates public", alias = "change-response")]
     ChangeResponse,
 }
 
@@ -59,6 +59,15 @@ impl NeighbouringRelation {
         match self {
             NeighbouringRelation::ReplaceOne => "replace-one, n public",
             NeighbouringRelation::ChangeResponse => "change-one-response, covariates public",
+        }
+    }
+
+    /// The relation's key, as given to `--relation` and in a spec:
+    /// `replace-one` or `change-response`.
+    pub fn key(self) -> &'static str {
+        match self {
+            NeighbouringRelation::ReplaceOne => "replace-one",
+            NeighbouringRelation::ChangeResponse => "change-response",
         }
     }
 
@@ -77,8 +86,10 @@ impl std::str::FromStr for NeighbouringRelation {
     type Err = crate::error::Error;
     fn from_str(s: &str) -> crate::error::Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "replace-one" => Ok(NeighbouringRelation::ReplaceOne),
-            "change-response" | "change-one-response" => Ok(NeighbouringRelation::ChangeResponse),
+            "replace-one" | "replace-one, n public" => Ok(NeighbouringRelation::ReplaceOne),
+            "change-response" | "change-one-response" | "change-one-response, covariates public" => {
+                Ok(NeighbouringRelation::ChangeResponse)
+            }
             other => Err(crate::error::Error::Input(format!(
                 "neighbouring relation '{}': expected replace-one or change-response",
                 other.chars().take(40).collect::<String>()
@@ -235,21 +246,44 @@ pub struct ReleaseReport {
 }
 
 /// The guarantee in one line: "(ε, δ)-differentially private release of L
-/// posterior sample path(s) (n, r, σ, η, conversion)", marked when the
-/// generator was seeded.
+/// posterior sample path(s) (n, r, σ, η, accounting) under the relation,
+/// protecting …", marked when the generator was seeded.
 pub fn statement(r: &PrivacyReport, private: bool) -> String {
-    let c = &r.components[0];
-    let base = format!(
-        "({:.4}, {:.3e})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, {} conversion)",
-        r.epsilon,
-        r.delta,
-        r.total_draws(),
-        c.n,
-        c.ridge,
-        c.scale,
-        c.gp_noise,
-        r.conversion
-    );
+    let base = match &r.gaussian {
+        Some(g) => {
+            let p = &g.release;
+            let relation = g.neighbouring_relation;
+            format!(
+                "({:.4}, {:.3e})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, exact Gaussian accounting) under {}: protects {}",
+                r.epsilon,
+                r.delta,
+                r.total_draws(),
+                p.n,
+                p.ridge,
+                p.scale,
+                p.gp_noise,
+                relation.name(),
+                relation.protects()
+            )
+        }
+        None => {
+            let c = &r.components[0];
+            let relation = NeighbouringRelation::ReplaceOne;
+            format!(
+                "({:.4}, {:.3e})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, {} conversion) under {}: protects {}",
+                r.epsilon,
+                r.delta,
+                r.total_draws(),
+                c.n,
+                c.ridge,
+                c.scale,
+                c.gp_noise,
+                r.conversion,
+                relation.name(),
+                relation.protects()
+            )
+        }
+    };
     if private { base } else { format!("{base} — SEEDED: reproducible, NOT a private release") }
 }
 
@@ -264,7 +298,7 @@ impl ReleaseReport {
             statement: statement(&m.privacy, private),
             warning: rng.seed().map(|s| format!("generated with seed {s}: reproducible, NOT a private release")),
             generator: rng.describe(),
-            neighbouring_relation: NeighbouringRelation::ReplaceOne,
+            neighbouring_relation: p.relation,
             privacy: m.privacy.clone(),
             calibration: m.calibration.clone(),
             data_policy: DataPolicySummary {

@@ -177,6 +177,35 @@ impl DataPolicy {
         Ok((Dataset::new(x, y)?, outcome))
     }
 
+    /// The covariates the mechanism fits for the public covariates `x`: n
+    /// rows in Ω (and on a declared lattice), snapped onto a snapping
+    /// lattice — what [`Self::apply`] does to a dataset's covariates. Used
+    /// when the covariates are public (change-one-response), to account for
+    /// exactly the covariates the release will use. Errors name the row.
+    pub fn covariates(&self, x: &Points) -> Result<Points> {
+        self.check()?;
+        if x.len() != self.n {
+            return Err(Error::Input(format!(
+                "the public covariates have {} rows but the release is accounted for n = {}: under change-one-response n is the number of public covariates",
+                x.len(),
+                self.n
+            )));
+        }
+        if x.dim() != self.domain.dim() {
+            return Err(Error::Dimension(format!(
+                "the public covariates are {}-D but the domain {} is {}-D",
+                x.dim(),
+                self.domain,
+                self.domain.dim()
+            )));
+        }
+        Dataset::new(x.clone(), vec![0.0; x.len()])?.check_domain(&self.domain)?;
+        match &self.covariate_lattice {
+            Some(l) => self.snap(x, l, &mut PolicyOutcome::default()),
+            None => Ok(x.clone()),
+        }
+    }
+
     fn snap(&self, x: &Points, lattice: &CovariateLattice, outcome: &mut PolicyOutcome) -> Result<Points> {
         let (lo, hi) = self.domain.bounding_box();
         let counts = lattice.counts();

@@ -247,6 +247,7 @@ impl RdpAccountant {
             conversion: conv,
             epsilon_clamped_at_zero: clamped,
             pld: None,
+            gaussian: None,
             components,
         }
     }

@@ -22,8 +22,12 @@ use crate::mechanism::NeighbouringRelation;
 use crate::model::draws::Draws;
 use crate::model::kernel::Kernel;
 use crate::model::points::Points;
+use crate::privacy::accountant::RdpAccountant;
+use crate::privacy::conversion::{Accounting, Conversion};
+use crate::privacy::event::PrivacyEvent;
 use crate::privacy::gaussian;
 use crate::privacy::release::ReleaseParams;
+use crate::privacy::report::{GaussianRelease, GaussianReport, PrivacyReport};
 
 /// Unit roundoff of f64.
 const U: f64 = f64::EPSILON / 2.0;
@@ -173,6 +177,50 @@ pub fn account(
     })
 }
 
+impl ChangeResponseReport {
+    /// The statement as a [`PrivacyReport`] for a release (an ε(δ)
+    /// statement): ε and δ as here, the `gaussian` block set, and `alpha`,
+    /// `rdp` those of the Rényi curve αμ²/2 with the improved conversion, for
+    /// comparison; `conversion` is the one the release asked for (it does not
+    /// enter an exact Gaussian statement). No components.
+    pub fn privacy_report(&self, conversion: Accounting) -> Result<PrivacyReport> {
+        let mut acc = RdpAccountant::new();
+        acc.compose(PrivacyEvent::gaussian(self.mu)?)?;
+        let rdp = acc.epsilon(self.delta, Conversion::Improved)?;
+        Ok(PrivacyReport {
+            epsilon: self.epsilon,
+            delta: self.delta,
+            alpha: rdp.alpha,
+            alpha_max: f64::INFINITY,
+            rdp: rdp.rdp,
+            conversion,
+            epsilon_clamped_at_zero: false,
+            pld: None,
+            gaussian: Some(GaussianReport {
+                neighbouring_relation: self.neighbouring_relation,
+                method: self.accounting,
+                mu: self.mu,
+                mu_source: self.mu_source.clone(),
+                covariates: self.covariates,
+                worst_covariate: self.worst_covariate,
+                rdp_epsilon: Some(rdp.epsilon),
+                release: GaussianRelease {
+                    kernel: self.kernel.clone(),
+                    lengthscale: self.lengthscale,
+                    domain: self.domain.clone(),
+                    n: self.n,
+                    ridge: self.ridge,
+                    scale: self.scale,
+                    gp_noise: self.gp_noise,
+                    response_bound: self.response_bound,
+                    draws: Draws::new(self.draws)?,
+                },
+            }),
+            components: Vec::new(),
+        })
+    }
+}
+
 /// Calibration under change-one-response: the smallest ridge r, scale σ or
 /// GP noise η, or the largest number of draws L, at which the certified
 /// ε(δ) ([`account`]) is at most `target_epsilon`; with its report.
@@ -276,6 +324,40 @@ pub fn calibrate(
         if e <= target_epsilon { (hi, hi_report) = (mid, r) } else { lo = mid }
     }
     Ok((hi, hi_report))
+}
+
+/// [`calibrate`] as a [`Calibration`] (as the RDP calibration reports it):
+/// the solved value, its statement as a [`PrivacyReport`]
+/// ([`ChangeResponseReport::privacy_report`], `conversion` recorded), and ε
+/// at a value 0.1% more permissive (value/1.001, or L + 1 draws; ∞ when the
+/// value is the smallest possible, η = 0).
+pub fn calibration(
+    params: &ReleaseParams,
+    draws: Draws,
+    covariates: Option<&Points>,
+    solve: crate::privacy::calibrate::Solve,
+    target_epsilon: f64,
+    delta: f64,
+    conversion: Accounting,
+) -> Result<crate::privacy::calibrate::Calibration> {
+    use crate::privacy::calibrate::Solve;
+    let (value, report) = calibrate(params, draws, covariates, solve, target_epsilon, delta)?;
+    let (permissive_value, permissive_epsilon) = if solve == Solve::Draws {
+        let more = Draws::new(value as u64 + 1)?;
+        (value + 1.0, account(params, more, covariates, Some(delta), None)?.epsilon)
+    } else if value > 0.0 {
+        let p = crate::privacy::calibrate::with_value(params, solve, value / 1.001);
+        (value / 1.001, account(&p, draws, covariates, Some(delta), None)?.epsilon)
+    } else {
+        (value, f64::INFINITY)
+    };
+    Ok(crate::privacy::calibrate::Calibration {
+        solve,
+        value,
+        report: report.privacy_report(conversion)?,
+        permissive_value,
+        permissive_epsilon,
+    })
 }
 
 /// An assumed bound on the absolute error of each computed kernel entry

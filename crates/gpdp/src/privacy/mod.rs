@@ -57,5 +57,5 @@ pub use pld_accountant::PldAccountant;
 pub use published::StudyRelease;
 pub use rdp::{BoundChoice, CovarianceTerm, MeanTerm, RdpBound, cov_signed, psi};
 pub use release::{Release, ReleaseParams};
-pub use report::{ComponentReport, PldReport, PrivacyReport};
+pub use report::{ComponentReport, GaussianRelease, GaussianReport, PldReport, PrivacyReport};
 pub use table::{LEDGER_ORDERS, RdpTable};

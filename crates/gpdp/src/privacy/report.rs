@@ -102,14 +102,73 @@ pub struct PrivacyReport {
     /// components' terms are then those of the improved RDP conversion, for
     /// comparison only. `None` (null) for the RDP conversions.
     pub pld: Option<PldReport>,
+    /// With exact Gaussian accounting (a release whose noise does not depend
+    /// on the data, e.g. under change-one-response): ε (or δ) is the
+    /// Gaussian mechanism's exact profile at the distance μ, and this says
+    /// how μ was obtained. `alpha` and `rdp` are then those of the Rényi
+    /// curve αμ²/2 with the improved conversion, for comparison only, and
+    /// `components` is empty (the release's parameters are in this block).
+    /// `None` (null) for the RDP and PLD accountants.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gaussian: Option<GaussianReport>,
     /// The composed releases, in the order they were composed.
     pub components: Vec<ComponentReport>,
+}
+
+/// How an exact Gaussian-mechanism statement was obtained: part of the
+/// privacy report (docs/proofs/change-response.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GaussianReport {
+    /// The neighbouring relation the distance is for.
+    pub neighbouring_relation: crate::mechanism::NeighbouringRelation,
+    /// What was computed.
+    pub method: &'static str,
+    /// The Gaussian distance μ of all draws (rounded up): the release is
+    /// μ-GDP, δ(ε) = Φ(μ/2 − ε/μ) − e^ε·Φ(−μ/2 − ε/μ).
+    pub mu: f64,
+    /// How μ was obtained.
+    pub mu_source: String,
+    /// The number of public covariates μ was computed from (None: the bound
+    /// for any covariates).
+    pub covariates: Option<usize>,
+    /// The 1-based row of the public covariate whose reading μ is largest
+    /// for (public under this relation).
+    pub worst_covariate: Option<usize>,
+    /// For comparison: the improved RDP conversion's ε of the curve αμ²/2
+    /// at the same δ (ε(δ) statements only).
+    pub rdp_epsilon: Option<f64>,
+    /// The release's parameters.
+    pub release: GaussianRelease,
+}
+
+/// The public parameters of a Gaussian-accounted release.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GaussianRelease {
+    /// Kernel family.
+    pub kernel: String,
+    /// Lengthscale ℓ.
+    pub lengthscale: f64,
+    /// Domain Ω.
+    pub domain: String,
+    /// n.
+    pub n: usize,
+    /// r.
+    pub ridge: f64,
+    /// σ.
+    pub scale: f64,
+    /// η.
+    pub gp_noise: f64,
+    /// M_Y.
+    pub response_bound: f64,
+    /// L.
+    pub draws: Draws,
 }
 
 impl PrivacyReport {
     /// The total number of draws over all components.
     pub fn total_draws(&self) -> u64 {
-        self.components.iter().map(|c| c.draws.get()).sum()
+        let gaussian = self.gaussian.as_ref().map_or(0, |g| g.release.draws.get());
+        self.components.iter().map(|c| c.draws.get()).sum::<u64>() + gaussian
     }
 
     /// Whether every component uses the proven constants (true for every
@@ -136,6 +195,17 @@ impl PrivacyReport {
             if k == "components" {
                 if let Value::Array(a) = v {
                     components = a;
+                }
+            } else if k == "gaussian" {
+                // Present only with exact Gaussian accounting: `gaussian_<field>`.
+                if let Value::Object(o) = v {
+                    for (f, v) in o {
+                        if let Value::Object(release) = v {
+                            out.extend(release.into_iter().map(|(g, v)| (format!("gaussian_{g}"), v)));
+                        } else {
+                            out.push((format!("gaussian_{f}"), v));
+                        }
+                    }
                 }
             } else if k == "pld" {
                 // Always the same columns (`pld_<field>`), null when not used.

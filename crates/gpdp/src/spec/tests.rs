@@ -213,3 +213,35 @@ fn the_model_keys_round_trip_and_translate_once() {
     let e = m.release_params(7, Some(Solve::Ridge)).unwrap_err().to_string();
     assert!(e.contains("`rkhs_norm`"), "{e}");
 }
+
+/// The `relation` key: omitted at its default, `change-response` round-trips,
+/// an unknown relation is refused naming it; with the data the mechanism
+/// uses their covariates (public under that relation), without them the
+/// bound for any covariates; covariates with replace-one are refused.
+#[test]
+fn the_relation_key_selects_the_guarantee() {
+    let s = base();
+    assert!(!serde_json::to_string(&s).unwrap().contains("relation"));
+    let mut cr = s.clone();
+    cr.relation = NeighbouringRelation::ChangeResponse;
+    let text = serde_json::to_string(&cr).unwrap();
+    assert!(text.contains(r#""relation":"change-response""#), "{text}");
+    assert_eq!(serde_json::from_str::<ReleaseSpec>(&text).unwrap(), cr);
+    let bad = text.replace("change-response", "swap-two");
+    assert!(serde_json::from_str::<ReleaseSpec>(&bad).unwrap_err().to_string().contains("swap-two"));
+    assert!(ReleaseSpec::keys().contains(&"relation".to_string()));
+    let x =
+        crate::model::points::Points::from_rows(&[[0.1, 0.2], [0.4, 0.4], [0.8, 0.3], [0.5, 0.9], [0.2, 0.7]]).unwrap();
+    let data = crate::model::data::Dataset::new(x.clone(), vec![0.1, 0.2, 0.3, 0.4, 0.5]).unwrap();
+    let with = cr.mechanism_for_data(&data, HyperparameterSource::Stated).unwrap();
+    let free = cr.mechanism(5).unwrap();
+    let g = with.privacy().gaussian.as_ref().unwrap();
+    assert_eq!(g.covariates, Some(5));
+    assert!(free.privacy().gaussian.as_ref().unwrap().covariates.is_none());
+    assert!(with.privacy().epsilon <= free.privacy().epsilon);
+    assert_eq!(ReleaseSpec::of(&with).unwrap().relation, NeighbouringRelation::ChangeResponse);
+    let replace = s.mechanism_for_data(&data, HyperparameterSource::Stated).unwrap();
+    assert!(replace.privacy().gaussian.is_none());
+    let e = s.mechanism_with(5, Some(&x), HyperparameterSource::Stated).unwrap_err();
+    assert!(e.to_string().contains("`relation`"), "{e}");
+}
