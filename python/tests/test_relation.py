@@ -98,3 +98,16 @@ def test_misuse_is_refused_clearly():
     with pytest.raises(gpdp.GpdpError, match="change-response"):
         gpdp.Mechanism(kernel="exponential", lengthscale=0.14, domain="box:0,1,0,1", scale=0.12, ridge=5.0,
                        delta=DELTA, response_bound=1.0, covariates=X)
+
+
+def test_data_free_noise_is_accounted_exactly():
+    m = gpdp.Mechanism(kernel="exponential", lengthscale=0.3, domain="interval:0,1", n=5, ridge=1.0, scale=0.0,
+                       gp_noise=0.5, delta=1e-3, response_bound=1.0)
+    assert m.privacy.gaussian is not None
+    assert m.privacy.neighbouring_relation == "replace-one, n public"
+    rdp = gpdp.Mechanism(kernel="exponential", lengthscale=0.3, domain="interval:0,1", n=5, ridge=1.0, scale=1e-9,
+                         gp_noise=0.5, delta=1e-3, response_bound=1.0)
+    assert m.epsilon < rdp.epsilon
+    X = np.array([0.1, 0.3, 0.35, 0.6, 0.9])
+    rel = m.release(X, np.array([0.5, -0.2, 1.0, 0.9, -1.0]), grid="20", seed=1)
+    assert rel.paths.shape == (1, 20)

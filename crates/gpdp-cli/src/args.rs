@@ -81,6 +81,9 @@ pub struct ReleaseArgs {
 
     /// Kernel scale σ > 0 (prior GP(0, σ²k)), or `inf` for a
     /// covariance-only release. Larger σ = more private (mean term only).
+    /// For a release, σ = 0 with --gp-noise η > 0 releases μ_D + GP(0, η²k),
+    /// whose noise does not depend on the data: exact Gaussian accounting
+    /// (docs/proofs/data-free-noise.md).
     #[arg(long, value_name = "σ", value_parser = parse_scale)]
     pub scale: Option<f64>,
 

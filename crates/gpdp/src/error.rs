@@ -181,6 +181,30 @@ pub(crate) fn scale(value: f64) -> Result<f64> {
     Err(Error::InvalidParameter { name: "scale σ", value: fmt_value(value), requirement })
 }
 
+/// The scale σ of a release's draws: finite and > 0 as [`scale`], or 0
+/// with GP noise η > 0 (the data-free-noise release μ_D + GP(0, η²k),
+/// docs/proofs/data-free-noise.md).
+pub(crate) fn release_scale(value: f64, gp_noise: f64) -> Result<f64> {
+    if value == 0.0 {
+        if gp_noise > 0.0 {
+            return Ok(value);
+        }
+        return Err(Error::InvalidParameter {
+            name: "scale σ",
+            value: "0".into(),
+            requirement: "> 0, or 0 with GP noise η > 0 (σ = η = 0 would release the posterior mean itself)",
+        });
+    }
+    if !scale(value)?.is_finite() {
+        return Err(Error::InvalidParameter {
+            name: "scale σ",
+            value: fmt_value(value),
+            requirement: "a finite number > 0 for a release (or 0 with GP noise η > 0)",
+        });
+    }
+    Ok(value)
+}
+
 /// The GP noise η: finite, in [0, 10¹⁵⁰] (η² must not overflow).
 pub(crate) fn gp_noise(value: f64) -> Result<f64> {
     non_negative("GP noise η", value)?;

@@ -76,7 +76,7 @@ pub struct ReleaseSpec {
     /// Ridge r > 0 (or give `target_epsilon` to calibrate it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ridge: Option<f64>,
-    /// Kernel scale σ > 0, finite (required unless `solve` is `scale`).
+    /// Kernel scale σ > 0, finite (required unless `solve` is `scale`); 0 with `gp_noise` > 0 for data-free noise (exact Gaussian accounting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
     /// GP noise η ≥ 0 (default 0).

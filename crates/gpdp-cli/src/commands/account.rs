@@ -117,6 +117,11 @@ pub fn run(a: AccountArgs) -> Result<()> {
     crate::args::require_with_example(missing, Some(crate::args::ACCOUNT_EXAMPLE))?;
     let n = a.n.context("missing --n")?;
     let res = a.release.resolve(n, None)?;
+    if gpdp::privacy::data_free::is_data_free(&res.params) {
+        // σ = 0 with η > 0: data-free noise, the exact Gaussian statement.
+        let report = gpdp::privacy::data_free::account(&res.params, res.draws, a.delta, a.epsilon)?;
+        return print_gaussian(&report, a.json);
+    }
     let release = res.params.check()?;
     let report = match (a.delta, a.epsilon) {
         (Some(d), None) => release.epsilon(res.draws, d, res.conversion)?,
@@ -150,7 +155,12 @@ fn run_change_response(a: &AccountArgs) -> Result<()> {
     let res = a.release.resolve(n, None)?;
     let report =
         gpdp::privacy::change_response::account(&res.params, res.draws, covariates.as_ref(), a.delta, a.epsilon)?;
-    if a.json {
+    print_gaussian(&report, a.json)
+}
+
+/// A Gaussian-mechanism statement (change-response or data-free noise): JSON or text.
+fn print_gaussian(report: &gpdp::privacy::change_response::ChangeResponseReport, json: bool) -> Result<()> {
+    if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("{}", report.statement);

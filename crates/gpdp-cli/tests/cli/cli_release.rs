@@ -976,3 +976,52 @@ fn change_response_release_states_its_relation_and_refuses_other_covariates() {
     let show = String::from_utf8_lossy(&show.stdout);
     assert!(show.contains("change-one-response") && show.contains("gaussian_mu"), "{show}");
 }
+
+/// `--scale 0 --gp-noise η` under replace-one: the data-free-noise release
+/// gets the exact Gaussian statement, equal to `gpdp account`'s, below the
+/// Rényi route at a tiny σ; σ = η = 0 is refused.
+#[test]
+fn data_free_noise_gets_the_exact_gaussian_statement() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", DATA_1D);
+    let out = t.path().join("o").to_str().unwrap().to_string();
+    let mut args = release_args(&data, &out);
+    let at = args.iter().position(|a| *a == "--scale").unwrap();
+    args[at + 1] = "0";
+    args.extend(["--gp-noise", "0.5", "--seed", "1"]);
+    run_ok(&args);
+    let r = report(&out);
+    assert_eq!(r["neighbouring_relation"], "replace-one, n public");
+    assert!(r["privacy"]["gaussian"]["mu"].as_f64().unwrap() > 0.0);
+    let eps = r["privacy"]["epsilon"].as_f64().unwrap();
+    let account = |scale: &str| -> f64 {
+        let o = gpdp()
+            .args(["account", "--kernel", "exponential", "--lengthscale", "0.3", "--domain", "interval:0,1"])
+            .args([
+                "--n",
+                "5",
+                "--ridge",
+                "1",
+                "--scale",
+                scale,
+                "--gp-noise",
+                "0.5",
+                "--delta",
+                "1e-3",
+                "--draws",
+                "2",
+            ])
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["epsilon"].as_f64().unwrap()
+    };
+    assert_eq!(account("0"), eps);
+    assert!(account("1e-9") > eps);
+    let out2 = t.path().join("o2").to_str().unwrap().to_string();
+    let mut none = release_args(&data, &out2);
+    let at = none.iter().position(|a| *a == "--scale").unwrap();
+    none[at + 1] = "0";
+    refused(&none, &out2, "or 0 with GP noise η > 0");
+}

@@ -51,6 +51,7 @@ use crate::model::units::{ResponseRange, ResponseScale};
 use crate::posterior::Posterior;
 use crate::privacy::{
     Accounting, Calibration, PrivacyReport, Release, ReleaseParams, Solve, Target, calibrate, change_response,
+    data_free,
 };
 use crate::resources::{Need, check_memory};
 use crate::rng::ReleaseRng;
@@ -156,7 +157,7 @@ impl MechanismParams {
     /// needs a finite scale); n < 2; a malformed data policy; ε above
     /// `max_epsilon` (nothing is released).
     pub fn check(&self) -> Result<Mechanism> {
-        let release = self.release.check()?;
+        let release = self.checked_release()?;
         let privacy = self.guarantee(&release)?;
         Mechanism::assemble(self.clone(), release, privacy, None)
     }
@@ -173,6 +174,10 @@ impl MechanismParams {
                         "public covariates are used only under change-one-response (the replace-one guarantee protects the covariates too); drop them or choose --relation change-response".into(),
                     ));
                 }
+                if data_free::is_data_free(&self.release) {
+                    return data_free::account(&self.release, self.draws, Some(self.delta), None)?
+                        .privacy_report(self.conversion);
+                }
                 release.epsilon(self.draws, self.delta, self.conversion)
             }
             NeighbouringRelation::ChangeResponse => {
@@ -181,6 +186,20 @@ impl MechanismParams {
                     .privacy_report(self.conversion)
             }
         }
+    }
+
+    /// The checked release description. For a data-free-noise release
+    /// (σ = 0, η > 0, docs/proofs/data-free-noise.md) that of the same
+    /// parameters with σ = 1, whose bounds V̂ and Δ̂ do not depend on σ (the
+    /// guarantee is computed from Δ̂ alone).
+    fn checked_release(&self) -> Result<Release> {
+        if data_free::is_data_free(&self.release) {
+            crate::error::release_scale(self.release.scale, self.release.gp_noise)?;
+            let mut twin = self.release.clone();
+            twin.scale = 1.0;
+            return twin.check();
+        }
+        self.release.check()
     }
 
     /// The public covariates as the release fits them (None: not given).
@@ -199,11 +218,27 @@ impl MechanismParams {
             ));
         }
         let c = match self.relation {
-            NeighbouringRelation::ReplaceOne => {
+            NeighbouringRelation::ReplaceOne if !data_free::is_data_free(&self.release) => {
                 let target = Target { epsilon: target_epsilon, delta: self.delta, conversion: self.conversion };
                 calibrate(&self.release, self.draws, solve, target)?
             }
             NeighbouringRelation::ChangeResponse => self.calibrate_change_response(solve, target_epsilon)?,
+            NeighbouringRelation::ReplaceOne => {
+                if solve == Solve::Scale {
+                    return Err(Error::Unsupported(
+                        "a data-free-noise release has σ = 0; solve for the ridge or the GP noise instead".into(),
+                    ));
+                }
+                let delta = self.delta;
+                change_response::calibration_by(
+                    &self.release,
+                    self.draws,
+                    solve,
+                    target_epsilon,
+                    self.conversion,
+                    &|p, l| data_free::account(p, l, Some(delta), None),
+                )?
+            }
         };
         let mut params = self.clone();
         match solve {
@@ -212,7 +247,7 @@ impl MechanismParams {
             Solve::GpNoise => params.release.gp_noise = c.value,
             Solve::Draws => unreachable!("refused above"),
         }
-        let release = params.release.check()?;
+        let release = params.checked_release()?;
         let privacy = params.guarantee(&release)?;
         if privacy != c.report {
             return Err(Error::Unreachable(format!(

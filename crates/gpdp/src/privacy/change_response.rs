@@ -58,7 +58,8 @@ pub fn mu_without_covariates(response_bound: f64, ridge: f64, scale: f64, gp_noi
 /// mechanism's exact (ε, δ) at the distance μ (docs/proofs/change-response.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChangeResponseReport {
-    /// Always change-one-response.
+    /// Change-one-response ([`account`]), or replace-one for a release
+    /// whose noise is data-free ([`super::data_free::account`]).
     pub neighbouring_relation: NeighbouringRelation,
     /// The guarantee in one sentence.
     pub statement: String,
@@ -239,10 +240,22 @@ pub fn calibrate(
     target_epsilon: f64,
     delta: f64,
 ) -> Result<(f64, ChangeResponseReport)> {
+    calibrate_by(params, draws, solve, target_epsilon, &|p, l| account(p, l, covariates, Some(delta), None))
+}
+
+/// [`calibrate`] for any Gaussian accountant `statement` whose ε decreases in
+/// r, σ and η and grows with L (also [`super::data_free`]).
+pub(crate) fn calibrate_by(
+    params: &ReleaseParams,
+    draws: Draws,
+    solve: crate::privacy::calibrate::Solve,
+    target_epsilon: f64,
+    statement: &dyn Fn(&ReleaseParams, Draws) -> Result<ChangeResponseReport>,
+) -> Result<(f64, ChangeResponseReport)> {
     use crate::privacy::calibrate::Solve;
     crate::error::positive("target ε", target_epsilon)?;
     let eps_at = |p: &ReleaseParams, l: Draws| -> Result<(f64, ChangeResponseReport)> {
-        let r = account(p, l, covariates, Some(delta), None)?;
+        let r = statement(p, l)?;
         Ok((r.epsilon, r))
     };
     let with = |v: f64| crate::privacy::calibrate::with_value(params, solve, v);
@@ -250,9 +263,10 @@ pub fn calibrate(
         let (e1, r1) = eps_at(params, Draws::ONE)?;
         if e1 > target_epsilon {
             return Err(Error::Unreachable(format!(
-                "one draw already has ε = {} > {} under change-one-response",
+                "one draw already has ε = {} > {} ({})",
                 fmt_value(e1),
-                fmt_value(target_epsilon)
+                fmt_value(target_epsilon),
+                r1.neighbouring_relation
             )));
         }
         // ε grows with L: the largest L by doubling, then bisection on integers.
@@ -278,9 +292,11 @@ pub fn calibrate(
     }
     // ε decreases in the parameter: bracket [lo, hi] with ε(hi) ≤ target.
     if solve == Solve::GpNoise {
-        let (e0, r0) = eps_at(&with(0.0), draws)?;
-        if e0 <= target_epsilon {
-            return Ok((0.0, r0));
+        // (η = 0 is not admissible for every accountant: then it is not a candidate.)
+        if let Ok((e0, r0)) = eps_at(&with(0.0), draws) {
+            if e0 <= target_epsilon {
+                return Ok((0.0, r0));
+            }
         }
     }
     let current = match solve {
@@ -296,9 +312,10 @@ pub fn calibrate(
         }
         if hi > 1e140 {
             return Err(Error::Unreachable(format!(
-                "no {} up to 1e140 gives ε ≤ {} under change-one-response",
+                "no {} up to 1e140 gives ε ≤ {} ({})",
                 solve.name(),
-                fmt_value(target_epsilon)
+                fmt_value(target_epsilon),
+                params_relation(params)
             )));
         }
         hi *= 4.0;
@@ -340,14 +357,28 @@ pub fn calibration(
     delta: f64,
     conversion: Accounting,
 ) -> Result<crate::privacy::calibrate::Calibration> {
+    calibration_by(params, draws, solve, target_epsilon, conversion, &|p, l| {
+        account(p, l, covariates, Some(delta), None)
+    })
+}
+
+/// [`calibration`] for any Gaussian accountant `statement` ([`calibrate_by`]).
+pub(crate) fn calibration_by(
+    params: &ReleaseParams,
+    draws: Draws,
+    solve: crate::privacy::calibrate::Solve,
+    target_epsilon: f64,
+    conversion: Accounting,
+    statement: &dyn Fn(&ReleaseParams, Draws) -> Result<ChangeResponseReport>,
+) -> Result<crate::privacy::calibrate::Calibration> {
     use crate::privacy::calibrate::Solve;
-    let (value, report) = calibrate(params, draws, covariates, solve, target_epsilon, delta)?;
+    let (value, report) = calibrate_by(params, draws, solve, target_epsilon, statement)?;
     let (permissive_value, permissive_epsilon) = if solve == Solve::Draws {
         let more = Draws::new(value as u64 + 1)?;
-        (value + 1.0, account(params, more, covariates, Some(delta), None)?.epsilon)
+        (value + 1.0, statement(params, more)?.epsilon)
     } else if value > 0.0 {
         let p = crate::privacy::calibrate::with_value(params, solve, value / 1.001);
-        (value / 1.001, account(&p, draws, covariates, Some(delta), None)?.epsilon)
+        (value / 1.001, statement(&p, draws)?.epsilon)
     } else {
         (value, f64::INFINITY)
     };
@@ -358,6 +389,11 @@ pub fn calibration(
         permissive_value,
         permissive_epsilon,
     })
+}
+
+/// The relation a Gaussian statement of `params` is for (for messages).
+fn params_relation(params: &ReleaseParams) -> NeighbouringRelation {
+    if params.scale == 0.0 { NeighbouringRelation::ReplaceOne } else { NeighbouringRelation::ChangeResponse }
 }
 
 /// An assumed bound on the absolute error of each computed kernel entry

@@ -28,6 +28,7 @@ pub mod change_response;
 pub mod constants;
 pub mod conversion;
 pub mod curve;
+pub mod data_free;
 mod elementary;
 pub mod event;
 pub mod gaussian;

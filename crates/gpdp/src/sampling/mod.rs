@@ -63,15 +63,8 @@ impl Process {
     /// Requires a finite σ in [10⁻¹⁵⁰, 10¹⁵⁰] (a release needs a finite scale)
     /// and η in [0, 10¹⁵⁰].
     pub fn new(posterior: impl Into<Arc<Posterior>>, scale: f64, gp_noise: f64) -> Result<Self> {
-        crate::error::scale(scale)?;
-        if !scale.is_finite() {
-            return Err(Error::InvalidParameter {
-                name: "scale σ",
-                value: crate::error::fmt_value(scale),
-                requirement: "a finite number > 0 for a release",
-            });
-        }
         crate::error::gp_noise(gp_noise)?;
+        crate::error::release_scale(scale, gp_noise)?;
         Ok(Process { posterior: posterior.into(), scale, gp_noise })
     }
 

@@ -394,14 +394,8 @@ impl StateSpaceSampler {
             return Err(Error::Dimension(format!("the state-space sampler is 1-D, but the data are {}-D", data.dim())));
         }
         crate::error::ridge(ridge)?;
-        if !crate::error::scale(scale)?.is_finite() {
-            return Err(Error::InvalidParameter {
-                name: "scale σ",
-                value: crate::error::fmt_value(scale),
-                requirement: "a finite number > 0 for a release",
-            });
-        }
         crate::error::gp_noise(gp_noise)?;
+        crate::error::release_scale(scale, gp_noise)?;
         Ok(StateSpaceSampler {
             model: StateSpaceModel::new(kernel)?,
             x: data.x().as_slice().to_vec(),

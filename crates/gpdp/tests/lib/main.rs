@@ -6,6 +6,7 @@
 //! `--lib -- privacy::joint::soundness::`).
 
 mod change_response;
+mod data_free;
 mod features;
 mod misuse;
 mod module_graph;
