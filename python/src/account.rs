@@ -143,6 +143,12 @@ pub fn account(
     let draws = self::draws(draws)?;
     let conv: Accounting = parse(conversion)?;
     let (want_eps, value) = question(delta, epsilon)?;
+    if gpdp::privacy::data_free::is_data_free(&params) && relation == NeighbouringRelation::ReplaceOne {
+        let (d, e) = if want_eps { (Some(value), None) } else { (None, Some(value)) };
+        let inner =
+            gpdp::privacy::data_free::account(&params, draws, d, e).and_then(|r| r.privacy_report(conv)).py()?;
+        return Ok(PyPrivacyReport { inner });
+    }
     if relation == NeighbouringRelation::ChangeResponse {
         let (d, e) = if want_eps { (Some(value), None) } else { (None, Some(value)) };
         let inner = py
@@ -565,6 +571,9 @@ pub fn calibrate(
                     conversion,
                 )
             })
+            .py()?,
+        _ if gpdp::privacy::data_free::is_data_free(&params) => py
+            .detach(|| gpdp::privacy::data_free::calibration(&params, draws, solve, target_epsilon, delta, conversion))
             .py()?,
         _ => py.detach(|| gpdp::calibrate(&params, draws, solve, target)).py()?,
     };

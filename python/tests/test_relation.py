@@ -111,3 +111,8 @@ def test_data_free_noise_is_accounted_exactly():
     X = np.array([0.1, 0.3, 0.35, 0.6, 0.9])
     rel = m.release(X, np.array([0.5, -0.2, 1.0, 0.9, -1.0]), grid="20", seed=1)
     assert rel.paths.shape == (1, 20)
+    c = gpdp.calibrate(solve="gp-noise", target_epsilon=5.0, delta=1e-3, kernel="exponential", lengthscale=0.3,
+                       domain="interval:0,1", n=5, ridge=1.0, scale=0.0)
+    assert c.report.epsilon <= 5.0 < c.permissive_epsilon
+    assert gpdp.account(kernel="exponential", lengthscale=0.3, domain="interval:0,1", n=5, ridge=1.0, scale=0.0,
+                        gp_noise=c.value, delta=1e-3).epsilon == c.report.epsilon

@@ -62,29 +62,35 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
         );
     }
     let res = a.release.resolve(a.n, Some(a.solve))?;
-    if change_response {
+    let data_free = !change_response && gpdp::privacy::data_free::is_data_free(&res.params);
+    if change_response || data_free {
         if a.solve == Solve::Draws && a.release.draws.is_some() {
             bail!("--draws is what --solve draws computes; leave it out");
         }
-        let covariates = crate::commands::account::read_covariates(a.covariates.as_deref(), a.x.clone())?;
-        let (value, report) = gpdp::privacy::change_response::calibrate(
-            &res.params,
-            res.draws,
-            covariates.as_ref(),
-            a.solve,
-            a.target_epsilon,
-            a.delta,
-        )?;
+        let (value, report) = if data_free {
+            gpdp::privacy::data_free::calibrate(&res.params, res.draws, a.solve, a.target_epsilon, a.delta)?
+        } else {
+            let covariates = crate::commands::account::read_covariates(a.covariates.as_deref(), a.x.clone())?;
+            gpdp::privacy::change_response::calibrate(
+                &res.params,
+                res.draws,
+                covariates.as_ref(),
+                a.solve,
+                a.target_epsilon,
+                a.delta,
+            )?
+        };
         if a.json {
             let out =
                 json!({"solve": a.solve.name(), "value": value, "target_epsilon": a.target_epsilon, "report": report});
             println!("{}", serde_json::to_string_pretty(&out)?);
         } else {
             println!(
-                "{} with ε ≤ {} at δ = {} under change-one-response: {value}",
+                "{} with ε ≤ {} at δ = {} under {}: {value}",
                 what(a.solve),
                 a.target_epsilon,
-                a.delta
+                a.delta,
+                report.neighbouring_relation
             );
             println!("{}", report.statement);
             println!("  Gaussian distance μ = {} ({})", report.mu, report.mu_source);

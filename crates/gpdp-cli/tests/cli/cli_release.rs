@@ -1019,6 +1019,37 @@ fn data_free_noise_gets_the_exact_gaussian_statement() {
     };
     assert_eq!(account("0"), eps);
     assert!(account("1e-9") > eps);
+    // `gpdp calibrate` with σ = 0: the smallest ridge for ε ≤ 5, certified in `gpdp account`.
+    let o = gpdp()
+        .args(["calibrate", "--solve", "ridge", "--target-epsilon", "5", "--delta", "1e-3", "--kernel", "exponential"])
+        .args(["--lengthscale", "0.3", "--domain", "interval:0,1", "--n", "5", "--scale", "0", "--gp-noise", "0.5"])
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c["report"]["neighbouring_relation"], "replace-one, n public");
+    let ridge = c["value"].as_f64().unwrap().to_string();
+    let at = |r: &str| -> f64 {
+        let o = gpdp()
+            .args([
+                "account",
+                "--kernel",
+                "exponential",
+                "--lengthscale",
+                "0.3",
+                "--domain",
+                "interval:0,1",
+                "--n",
+                "5",
+            ])
+            .args(["--ridge", r, "--scale", "0", "--gp-noise", "0.5", "--delta", "1e-3", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["epsilon"].as_f64().unwrap()
+    };
+    let r: f64 = ridge.parse().unwrap();
+    assert!(at(&ridge) <= 5.0 && at(&(r * 0.999).to_string()) > 5.0, "ridge {ridge}");
     let out2 = t.path().join("o2").to_str().unwrap().to_string();
     let mut none = release_args(&data, &out2);
     let at = none.iter().position(|a| *a == "--scale").unwrap();

@@ -224,20 +224,7 @@ impl MechanismParams {
             }
             NeighbouringRelation::ChangeResponse => self.calibrate_change_response(solve, target_epsilon)?,
             NeighbouringRelation::ReplaceOne => {
-                if solve == Solve::Scale {
-                    return Err(Error::Unsupported(
-                        "a data-free-noise release has σ = 0; solve for the ridge or the GP noise instead".into(),
-                    ));
-                }
-                let delta = self.delta;
-                change_response::calibration_by(
-                    &self.release,
-                    self.draws,
-                    solve,
-                    target_epsilon,
-                    self.conversion,
-                    &|p, l| data_free::account(p, l, Some(delta), None),
-                )?
+                data_free::calibration(&self.release, self.draws, solve, target_epsilon, self.delta, self.conversion)?
             }
         };
         let mut params = self.clone();

@@ -83,3 +83,47 @@ pub fn account(
         draws: draws.get(),
     })
 }
+
+/// Calibration of a data-free-noise release: the smallest ridge r or GP
+/// noise η, or the largest number of draws L, at which the certified ε(δ)
+/// ([`account`]) is at most `target_epsilon`, with its report (the
+/// bisection of [`super::change_response::calibrate`]; μ = √L·Δ̂/η decreases
+/// in η and in r, as Δ̂ does, and grows like √L). σ stays 0: solving for it
+/// is refused.
+pub fn calibrate(
+    params: &ReleaseParams,
+    draws: Draws,
+    solve: crate::privacy::calibrate::Solve,
+    target_epsilon: f64,
+    delta: f64,
+) -> Result<(f64, ChangeResponseReport)> {
+    if solve == crate::privacy::calibrate::Solve::Scale {
+        return Err(Error::Unsupported(
+            "a data-free-noise release has σ = 0; solve for the ridge, the GP noise or the draws instead".into(),
+        ));
+    }
+    crate::privacy::change_response::calibrate_by(params, draws, solve, target_epsilon, &|p, l| {
+        account(p, l, Some(delta), None)
+    })
+}
+
+/// [`calibrate`] as a [`crate::privacy::calibrate::Calibration`] (the
+/// statement as a privacy report with `conversion` recorded, and ε at a
+/// value 0.1% more permissive).
+pub fn calibration(
+    params: &ReleaseParams,
+    draws: Draws,
+    solve: crate::privacy::calibrate::Solve,
+    target_epsilon: f64,
+    delta: f64,
+    conversion: crate::privacy::conversion::Accounting,
+) -> Result<crate::privacy::calibrate::Calibration> {
+    if solve == crate::privacy::calibrate::Solve::Scale {
+        return Err(Error::Unsupported(
+            "a data-free-noise release has σ = 0; solve for the ridge, the GP noise or the draws instead".into(),
+        ));
+    }
+    crate::privacy::change_response::calibration_by(params, draws, solve, target_epsilon, conversion, &|p, l| {
+        account(p, l, Some(delta), None)
+    })
+}
