@@ -109,6 +109,11 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
                         b["delta"],
                         rel.len()
                     );
+                    if rel.iter().any(|e| e["params"]["relation"].as_str().is_some_and(|r| r.starts_with("change"))) {
+                        println!(
+                            "  the composed ε holds for change-one-response neighbours (covariates public): some releases treat the covariates as public"
+                        );
+                    }
                     for e in rel {
                         println!(
                             "  #{} {:9} ε = {:.4} (composed {:.4}) L = {} r = {} σ = {} {}{}",
@@ -122,6 +127,14 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
                             e["reserved_at"].as_str().unwrap_or(""),
                             e["out"].as_str().map(|o| format!(" → {}", escaped(o))).unwrap_or_default()
                         );
+                        if let Some(mu) = e["params"]["gaussian_mu"].as_f64() {
+                            let relation = e["params"]["relation"].as_str().unwrap_or("replace-one, n public");
+                            println!(
+                                "      {relation}: a Gaussian mechanism of distance μ = {mu} (composed exactly with the other Gaussian entries)"
+                            );
+                        } else if let Some(relation) = e["params"]["relation"].as_str() {
+                            println!("      {relation}");
+                        }
                         // Composition uses each entry's stored Rényi curve: say whose it is.
                         let this = gpdp::ledger::GPDP_VERSION;
                         match (e["gpdp_version"].as_str(), e["migrated_by"].as_str()) {

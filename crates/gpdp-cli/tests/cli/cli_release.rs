@@ -975,6 +975,9 @@ fn change_response_release_states_its_relation_and_refuses_other_covariates() {
     assert!(show.status.success(), "{}", String::from_utf8_lossy(&show.stderr));
     let show = String::from_utf8_lossy(&show.stdout);
     assert!(show.contains("change-one-response") && show.contains("gaussian_mu"), "{show}");
+    let text = gpdp().args(["ledger", "show", "--ledger", &ledger]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("holds for change-one-response neighbours") && text.contains("distance μ ="), "{text}");
 }
 
 /// `--scale 0 --gp-noise η` under replace-one: the data-free-noise release
