@@ -172,15 +172,15 @@ fn print_gaussian(report: &gpdp::privacy::change_response::ChangeResponseReport,
         }
         println!(
             "  {} kernel, ℓ = {}, domain {}, n = {}, r = {}, σ = {}, η = {}, M_Y = {}, L = {}",
-            report.kernel,
-            report.lengthscale,
-            report.domain,
-            report.n,
-            report.ridge,
-            report.scale,
-            report.gp_noise,
-            report.response_bound,
-            report.draws
+            report.release.kernel,
+            report.release.lengthscale,
+            report.release.domain,
+            report.release.n,
+            report.release.ridge,
+            report.release.scale,
+            report.release.gp_noise,
+            report.release.response_bound,
+            report.release.draws
         );
     }
     Ok(())

@@ -184,22 +184,7 @@ impl DataPolicy {
     /// exactly the covariates the release will use. Errors name the row.
     pub fn covariates(&self, x: &Points) -> Result<Points> {
         self.check()?;
-        if x.len() != self.n {
-            return Err(Error::Input(format!(
-                "the public covariates have {} rows but the release is accounted for n = {}: under change-one-response n is the number of public covariates",
-                x.len(),
-                self.n
-            )));
-        }
-        if x.dim() != self.domain.dim() {
-            return Err(Error::Dimension(format!(
-                "the public covariates are {}-D but the domain {} is {}-D",
-                x.dim(),
-                self.domain,
-                self.domain.dim()
-            )));
-        }
-        Dataset::new(x.clone(), vec![0.0; x.len()])?.check_domain(&self.domain)?;
+        crate::privacy::change_response::check_covariates(x, self.n, &self.domain)?;
         match &self.covariate_lattice {
             Some(l) => self.snap(x, l, &mut PolicyOutcome::default()),
             None => Ok(x.clone()),

@@ -54,6 +54,35 @@ pub fn mu_without_covariates(response_bound: f64, ridge: f64, scale: f64, gp_noi
     Ok((mu * (1.0 + 16.0 * U)).next_up())
 }
 
+/// Refuses public covariates that are not n rows of the domain's dimension
+/// inside it, naming the first offending row.
+pub(crate) fn check_covariates(x: &Points, n: usize, domain: &crate::model::domain::Domain) -> Result<()> {
+    if x.len() != n {
+        return Err(Error::Input(format!(
+            "the covariates have {} rows but n = {}: under change-one-response n is the number of public covariates",
+            x.len(),
+            n
+        )));
+    }
+    if x.dim() != domain.dim() {
+        return Err(Error::Dimension(format!(
+            "the covariates are {}-D but the domain {} is {}-D",
+            x.dim(),
+            domain,
+            domain.dim()
+        )));
+    }
+    if let Some(i) = (0..x.len()).find(|&i| !domain.contains(x.row(i))) {
+        return Err(Error::Domain(format!(
+            "covariate row {} ({}) lies outside the domain {}",
+            i + 1,
+            x.row(i).iter().map(|v| fmt_value(*v)).collect::<Vec<_>>().join(", "),
+            domain
+        )));
+    }
+    Ok(())
+}
+
 /// The guarantee of a release under change-one-response: the Gaussian
 /// mechanism's exact (ε, δ) at the distance μ (docs/proofs/change-response.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,24 +106,9 @@ pub struct ChangeResponseReport {
     pub worst_covariate: Option<usize>,
     /// The accounting method.
     pub accounting: &'static str,
-    /// The kernel family.
-    pub kernel: String,
-    /// ℓ.
-    pub lengthscale: f64,
-    /// Ω.
-    pub domain: String,
-    /// n.
-    pub n: usize,
-    /// r.
-    pub ridge: f64,
-    /// σ.
-    pub scale: f64,
-    /// η.
-    pub gp_noise: f64,
-    /// M_Y.
-    pub response_bound: f64,
-    /// L.
-    pub draws: u64,
+    /// The release's parameters (flattened: `kernel`, `lengthscale`, …, `draws`).
+    #[serde(flatten)]
+    pub release: GaussianRelease,
 }
 
 /// The (ε, δ) of `draws` draws of the release `params` under
@@ -113,29 +127,7 @@ pub fn account(
     let p = &release.params;
     let (mu, worst, source) = match covariates {
         Some(x) => {
-            if x.len() != p.n {
-                return Err(Error::Input(format!(
-                    "the covariates have {} rows but n = {}: under change-one-response n is the number of public covariates",
-                    x.len(),
-                    p.n
-                )));
-            }
-            if x.dim() != p.domain.dim() {
-                return Err(Error::Dimension(format!(
-                    "the covariates are {}-D but the domain {} is {}-D",
-                    x.dim(),
-                    p.domain,
-                    p.domain.dim()
-                )));
-            }
-            if let Some(i) = (0..x.len()).find(|&i| !p.domain.contains(x.row(i))) {
-                return Err(Error::Domain(format!(
-                    "covariate row {} ({}) lies outside the domain {}",
-                    i + 1,
-                    x.row(i).iter().map(|v| fmt_value(*v)).collect::<Vec<_>>().join(", "),
-                    p.domain
-                )));
-            }
+            check_covariates(x, p.n, &p.domain)?;
             let (mu, i) = mu_with_covariates(&p.kernel, x, p.response_bound, p.ridge, p.scale, p.gp_noise, draws)?;
             (mu, Some(i + 1), format!("the {} public covariates (the closed form, certified)", x.len()))
         }
@@ -166,15 +158,7 @@ pub fn account(
         covariates: covariates.map(|x| x.len()),
         worst_covariate: worst,
         accounting: "Gaussian mechanism, exact profile (Balle & Wang 2018, Thm 8)",
-        kernel: p.kernel.kind().name().to_string(),
-        lengthscale: p.kernel.lengthscale(),
-        domain: p.domain.to_string(),
-        n: p.n,
-        ridge: p.ridge,
-        scale: p.scale,
-        gp_noise: p.gp_noise,
-        response_bound: p.response_bound,
-        draws: draws.get(),
+        release: GaussianRelease::of(p, draws),
     })
 }
 
@@ -205,17 +189,7 @@ impl ChangeResponseReport {
                 covariates: self.covariates,
                 worst_covariate: self.worst_covariate,
                 rdp_epsilon: Some(rdp.epsilon),
-                release: GaussianRelease {
-                    kernel: self.kernel.clone(),
-                    lengthscale: self.lengthscale,
-                    domain: self.domain.clone(),
-                    n: self.n,
-                    ridge: self.ridge,
-                    scale: self.scale,
-                    gp_noise: self.gp_noise,
-                    response_bound: self.response_bound,
-                    draws: Draws::new(self.draws)?,
-                },
+                release: self.release.clone(),
             }),
             components: Vec::new(),
         })

@@ -10,6 +10,7 @@ use crate::model::draws::Draws;
 use crate::privacy::change_response::ChangeResponseReport;
 use crate::privacy::gaussian;
 use crate::privacy::release::ReleaseParams;
+use crate::privacy::report::GaussianRelease;
 
 /// Unit roundoff of f64.
 const U: f64 = f64::EPSILON / 2.0;
@@ -51,7 +52,6 @@ pub fn account(
         _ => return Err(Error::Input("give exactly one of δ (to get ε) or ε (to get δ)".into())),
     };
     let relation = NeighbouringRelation::ReplaceOne;
-    let p = &release.params;
     Ok(ChangeResponseReport {
         neighbouring_relation: relation,
         statement: format!(
@@ -72,15 +72,7 @@ pub fn account(
         covariates: None,
         worst_covariate: None,
         accounting: "Gaussian mechanism, exact profile (Balle & Wang 2018, Thm 8)",
-        kernel: p.kernel.kind().name().to_string(),
-        lengthscale: p.kernel.lengthscale(),
-        domain: p.domain.to_string(),
-        n: p.n,
-        ridge: p.ridge,
-        scale: 0.0,
-        gp_noise: p.gp_noise,
-        response_bound: p.response_bound,
-        draws: draws.get(),
+        release: GaussianRelease::of(params, draws),
     })
 }
 

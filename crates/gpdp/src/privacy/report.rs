@@ -164,6 +164,23 @@ pub struct GaussianRelease {
     pub draws: Draws,
 }
 
+impl GaussianRelease {
+    /// The parameters of `draws` draws of `p`, as reported.
+    pub fn of(p: &crate::privacy::release::ReleaseParams, draws: Draws) -> Self {
+        GaussianRelease {
+            kernel: p.kernel.kind().name().to_string(),
+            lengthscale: p.kernel.lengthscale(),
+            domain: p.domain.to_string(),
+            n: p.n,
+            ridge: p.ridge,
+            scale: p.scale,
+            gp_noise: p.gp_noise,
+            response_bound: p.response_bound,
+            draws,
+        }
+    }
+}
+
 impl PrivacyReport {
     /// The total number of draws over all components.
     pub fn total_draws(&self) -> u64 {
