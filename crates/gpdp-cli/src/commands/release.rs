@@ -577,11 +577,16 @@ fn check_paths(a: &ReleaseCmdArgs) -> Result<()> {
     if let Some(log) = &a.log {
         check_log_outside(log, out)?;
     }
-    let inputs: Vec<(&str, &Path)> =
-        [("--data", &a.data), ("--at", &a.at), ("--plan", &a.plan), ("--ledger", &a.ledger)]
-            .into_iter()
-            .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
-            .collect();
+    let inputs: Vec<(&str, &Path)> = [
+        ("--data", &a.data),
+        ("--at", &a.at),
+        ("--plan", &a.plan),
+        ("--ledger", &a.ledger),
+        ("--covariates", &a.covariates),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+    .collect();
     let mut outputs = vec![("--out", out.as_path())];
     if let Some(log) = &a.log {
         outputs.push(("--log", log.as_path()));

@@ -955,6 +955,16 @@ fn change_response_release_states_its_relation_and_refuses_other_covariates() {
     let mut a5 = release_args(&data, &out3);
     a5.extend(["--relation", "swap"]);
     refused(&a5, &out3, "expected replace-one or change-response");
+    // --force never deletes the --covariates input inside --out.
+    let inside = t.path().join("keep");
+    std::fs::create_dir(&inside).unwrap();
+    let kept = write(&inside, "x.csv", "x\n0.1\n0.3\n0.35\n0.6\n0.9\n");
+    let keep = inside.to_str().unwrap().to_string();
+    let mut a8 = release_args(&data, &keep);
+    a8.extend(["--relation", "change-response", "--covariates", &kept, "--force"]);
+    let o = gpdp().args(&a8).output().unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("--covariates"), "{o:?}");
+    assert!(Path::new(&kept).exists(), "--force deleted the --covariates input");
     let short = write(t.path(), "short.csv", "x\n0.1\n0.3\n");
     let mut a6 = release_args(&data, &out3);
     a6.extend(["--relation", "change-response", "--covariates", &short]);
