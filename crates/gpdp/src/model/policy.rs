@@ -30,7 +30,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::error::{Error, Result, positive};
+use crate::error::{Error, Result, fmt_value, positive};
 use crate::model::data::Dataset;
 use crate::model::domain::Domain;
 use crate::model::points::Points;
@@ -184,7 +184,7 @@ impl DataPolicy {
     /// exactly the covariates the release will use. Errors name the row.
     pub fn covariates(&self, x: &Points) -> Result<Points> {
         self.check()?;
-        crate::privacy::change_response::check_covariates(x, self.n, &self.domain)?;
+        check_covariates(x, self.n, &self.domain)?;
         match &self.covariate_lattice {
             Some(l) => self.snap(x, l, &mut PolicyOutcome::default()),
             None => Ok(x.clone()),
@@ -221,6 +221,35 @@ impl DataPolicy {
         }
         Points::new(out, x.dim())
     }
+}
+
+/// Refuses public covariates that are not n rows of the domain's dimension
+/// inside it, naming the first offending row.
+pub(crate) fn check_covariates(x: &Points, n: usize, domain: &Domain) -> Result<()> {
+    if x.len() != n {
+        return Err(Error::Input(format!(
+            "the covariates have {} rows but n = {}: under change-one-response n is the number of public covariates",
+            x.len(),
+            n
+        )));
+    }
+    if x.dim() != domain.dim() {
+        return Err(Error::Dimension(format!(
+            "the covariates are {}-D but the domain {} is {}-D",
+            x.dim(),
+            domain,
+            domain.dim()
+        )));
+    }
+    if let Some(i) = (0..x.len()).find(|&i| !domain.contains(x.row(i))) {
+        return Err(Error::Domain(format!(
+            "covariate row {} ({}) lies outside the domain {}",
+            i + 1,
+            x.row(i).iter().map(|v| fmt_value(*v)).collect::<Vec<_>>().join(", "),
+            domain
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -54,35 +54,6 @@ pub fn mu_without_covariates(response_bound: f64, ridge: f64, scale: f64, gp_noi
     Ok((mu * (1.0 + 16.0 * U)).next_up())
 }
 
-/// Refuses public covariates that are not n rows of the domain's dimension
-/// inside it, naming the first offending row.
-pub(crate) fn check_covariates(x: &Points, n: usize, domain: &crate::model::domain::Domain) -> Result<()> {
-    if x.len() != n {
-        return Err(Error::Input(format!(
-            "the covariates have {} rows but n = {}: under change-one-response n is the number of public covariates",
-            x.len(),
-            n
-        )));
-    }
-    if x.dim() != domain.dim() {
-        return Err(Error::Dimension(format!(
-            "the covariates are {}-D but the domain {} is {}-D",
-            x.dim(),
-            domain,
-            domain.dim()
-        )));
-    }
-    if let Some(i) = (0..x.len()).find(|&i| !domain.contains(x.row(i))) {
-        return Err(Error::Domain(format!(
-            "covariate row {} ({}) lies outside the domain {}",
-            i + 1,
-            x.row(i).iter().map(|v| fmt_value(*v)).collect::<Vec<_>>().join(", "),
-            domain
-        )));
-    }
-    Ok(())
-}
-
 /// The guarantee of a release under change-one-response: the Gaussian
 /// mechanism's exact (ε, δ) at the distance μ (docs/proofs/change-response.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -127,7 +98,7 @@ pub fn account(
     let p = &release.params;
     let (mu, worst, source) = match covariates {
         Some(x) => {
-            check_covariates(x, p.n, &p.domain)?;
+            crate::model::policy::check_covariates(x, p.n, &p.domain)?;
             let (mu, i) = mu_with_covariates(&p.kernel, x, p.response_bound, p.ridge, p.scale, p.gp_noise, draws)?;
             (mu, Some(i + 1), format!("the {} public covariates (the closed form, certified)", x.len()))
         }
