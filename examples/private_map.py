@@ -13,7 +13,7 @@ Run from the repository root (after `pip install ./python[examples,test]`):
     python examples/private_map.py --seed 1   # reproducible, NOT private
 
 The readings are the fixtures of the CLI walkthrough in the README
-(crates/gpdp-cli/tests/data/pm25_bng*.csv, British National Grid metres).
+(examples/readings.csv and examples/last-year.csv, British National Grid metres).
 """
 
 import argparse
@@ -23,7 +23,7 @@ import numpy as np
 
 import gpdp
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "crates" / "gpdp-cli" / "tests" / "data"
+DATA = pathlib.Path(__file__).resolve().parent
 DOMAIN = (500000.0, 510000.0, 180000.0, 190000.0)  # public: the study area (m)
 RANGE = (0.0, 40.0)  # public: readings are clipped to this range (µg/m³)
 
@@ -56,8 +56,8 @@ def main():
     ap.add_argument("--out", default="private_map.png", help="the figure (default private_map.png)")
     a = ap.parse_args()
 
-    Xp, yp = read(DATA / "pm25_bng_proxy.csv")  # public
-    X, y = read(DATA / "pm25_bng.csv")  # private
+    Xp, yp = read(DATA / "last-year.csv")  # public
+    X, y = read(DATA / "readings.csv")  # private
     ell, sigma, noise = fit_public(Xp, yp)
     print(f"fitted on the public proxy: ℓ = {ell:.0f} m, σ = {sigma:.3f}, noise = {noise:.3f} (in [−1, 1] units)")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the proxy fixture of the README walkthrough ("last year's readings").
 
-Output: crates/gpdp-cli/tests/data/pm25_bng_proxy.csv (relative to the
+Output: examples/last-year.csv (relative to the
 repository root), columns site,easting,northing,pm25: 600 synthetic PM2.5
 readings in µg/m³ at sites uniform in the 10 km × 10 km box
 [500000, 510000] × [180000, 190000] of British National Grid metres, drawn
@@ -40,7 +40,7 @@ def main():
     k = SIGMA**2 * (1 + a) * np.exp(-a) + NOISE**2 * np.eye(N)
     y = MEAN + np.linalg.cholesky(k) @ rng.standard_normal(N)
     root = pathlib.Path(__file__).resolve().parent.parent
-    out = root / "crates/gpdp-cli/tests/data/pm25_bng_proxy.csv"
+    out = root / "examples/last-year.csv"
     with open(out, "w", encoding="utf-8") as f:
         f.write("site,easting,northing,pm25\n")
         for i in range(N):

@@ -70,6 +70,23 @@ enum Command {
     Merge(merge::MergeArgs),
 }
 
+/// The (sub)command the arguments name, as typed: `gpdp release` for
+/// `gpdp release --crs 27700 …`, `gpdp ledger init` for `gpdp ledger init …`,
+/// `gpdp` when no subcommand is named — so that a usage error points to the
+/// help page that documents the flag.
+fn command_path(args: impl Iterator<Item = String>) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = String::from("gpdp");
+    for a in args.skip(1) {
+        let Some(sub) = cmd.find_subcommand(&a).cloned() else { break };
+        path.push(' ');
+        path.push_str(sub.get_name());
+        cmd = sub;
+    }
+    path
+}
+
 /// Dies quietly on a closed pipe (`gpdp … | head`) instead of panicking in
 /// `println!`, like other Unix command-line tools.
 fn restore_sigpipe() {
@@ -96,7 +113,7 @@ fn main() -> ExitCode {
                 let _ = e.print();
                 return ExitCode::SUCCESS;
             }
-            eprintln!("{} (see gpdp --help)", clap_one_line(&e.render().to_string()));
+            eprintln!("{} (see {} --help)", clap_one_line(&e.render().to_string()), command_path(std::env::args()));
             return ExitCode::from(2);
         }
     };

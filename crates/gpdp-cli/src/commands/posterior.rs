@@ -8,7 +8,7 @@ use clap::Args;
 use gpdp::{Kernel, KernelKind, Posterior};
 
 use crate::args::parse_f64;
-use gpdp::io::{read_dataset, read_table};
+use gpdp::io::{Columns, MAX_INPUT_BYTES, read_bounded, read_dataset_columns, read_table_columns};
 
 use crate::output::files::{check_out_file, write_atomically};
 
@@ -19,13 +19,23 @@ use crate::output::files::{check_out_file, write_atomically};
     long_about = "Non-private posterior mean μ_D and variance σ²·k_D(x, x) at query points.\n\nThis prints the posterior itself, which is NOT differentially private: use it only on public or synthetic data (e.g. to check a model before a release)."
 )]
 pub struct PosteriorArgs {
-    /// Training data CSV: covariate columns x (1-D) or x1..xd, and y.
+    /// Training data CSV: covariate columns x (1-D) or x1..xd, and y (or
+    /// the columns named by --x and --y).
     #[arg(long, value_name = "CSV")]
     pub data: PathBuf,
 
     /// Query points CSV: the same covariate columns (other columns ignored).
     #[arg(long, value_name = "CSV")]
     pub at: PathBuf,
+
+    /// Covariate columns of --data and --at by name, in order, e.g.
+    /// `--x easting,northing` (default: x, or x1, x2, …).
+    #[arg(long = "x", value_name = "COLS", value_delimiter = ',')]
+    pub x_columns: Option<Vec<String>>,
+
+    /// Response column of --data by name, e.g. `--y pm25` (default: y).
+    #[arg(long = "y", value_name = "COL")]
+    pub y_column: Option<String>,
 
     /// Kernel (exponential, matern32, matern52, squared-exponential, constant, diagonal).
     #[arg(long, value_name = "KERNEL")]
@@ -61,8 +71,10 @@ pub fn run(a: PosteriorArgs) -> Result<()> {
         check_out_file("--out", out, a.force)?;
     }
     let kernel = Kernel::new(a.kernel, a.lengthscale)?;
-    let (names, data) = read_dataset(&a.data)?;
-    let query = read_table(&a.at, false)?;
+    let cols = Columns { x: a.x_columns.clone(), y: a.y_column.clone() };
+    let (names, data) = read_dataset_columns(&a.data, &cols)?;
+    let at = read_bounded(&a.at, MAX_INPUT_BYTES)?;
+    let query = read_table_columns(&a.at.display().to_string(), &at, false, &Columns { x: cols.x.clone(), y: None })?;
     if query.x.dim() != data.dim() {
         bail!("{} has {}-D covariates but {} has {}-D", a.at.display(), query.x.dim(), a.data.display(), data.dim());
     }

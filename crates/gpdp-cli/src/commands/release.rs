@@ -627,6 +627,9 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     }
     let mechanism = a.mechanism(&data)?;
     let (query, names) = a.query(&names, data.dim())?;
+    // Public inputs only (n, the query, L, the sampler's plan): refused before the
+    // data are checked or the budget reserved, and not blamed on the data file.
+    mechanism.check_resources(&query)?;
     let domain = &mechanism.params().release.domain;
     let outside = query.count_outside(domain);
     if outside > 0 {

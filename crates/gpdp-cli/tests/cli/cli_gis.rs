@@ -22,7 +22,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng.csv");
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/readings.csv");
 const CHECK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/ci/check_gis.py");
 
 fn gpdp() -> Command {

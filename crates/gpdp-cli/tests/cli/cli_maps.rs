@@ -14,7 +14,7 @@ fn gpdp() -> Command {
     }
 }
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng.csv");
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/readings.csv");
 const NX: usize = 60;
 const NY: usize = 40;
 

@@ -8,8 +8,8 @@ use serde_json::Value;
 
 /// 600 synthetic readings of a Matérn-3/2 field with ℓ = 500 m, σ = 6 and
 /// noise sd 1.5 µg/m³ around 20 µg/m³ (scripts/make_pm25_proxy.py).
-const PROXY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng_proxy.csv");
-const READINGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng.csv");
+const PROXY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/last-year.csv");
+const READINGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/readings.csv");
 const DOMAIN: &str = "box:500000,510000,180000,190000";
 
 fn plan_args(out: &str) -> Vec<String> {

@@ -672,8 +672,8 @@ fn crs_gives_a_geotiff_and_wgs84_geojson() {
 }
 
 /// The README's "Publish a map from your data" walkthrough runs as written
-/// on the shipped fixtures (`tests/data/pm25_bng.csv`: 300 synthetic PM2.5
-/// readings in µg/m³ on British National Grid metres; `pm25_bng_proxy.csv`:
+/// on the shipped fixtures (`examples/readings.csv`: 300 synthetic PM2.5
+/// readings in µg/m³ on British National Grid metres; `examples/last-year.csv`:
 /// 600 proxy readings): plan → ledger init → release → ledger show.
 #[test]
 fn readme_walkthrough_runs_as_written() {
@@ -689,8 +689,8 @@ fn readme_walkthrough_runs_as_written() {
         .collect();
     assert_eq!(commands.len(), 4, "{commands:?}");
     let t = tempfile::tempdir().unwrap();
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng.csv");
-    let proxy = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/pm25_bng_proxy.csv");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/readings.csv");
+    let proxy = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/last-year.csv");
     let mut last = String::new();
     for c in &commands {
         let args: Vec<&str> = c

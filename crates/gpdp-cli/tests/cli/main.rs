@@ -21,5 +21,6 @@ mod common;
 /// The server tests' release spec and spec examples, shared by path.
 #[path = "../../../gpdp-server/tests/server/fixture.rs"]
 mod fixture;
+mod readme_blocks;
 mod repository;
 mod spec_coverage;

@@ -27,6 +27,19 @@ pub fn excerpt(s: &str) -> String {
     }
 }
 
+/// "; did you mean 'easting'?" when `wanted` names no column of `headers`
+/// but one column matches it up to case and punctuation (`Easting`,
+/// `PM2.5` for `pm25`); else the empty string.
+pub fn did_you_mean(wanted: &str, headers: &[String]) -> String {
+    let key = |s: &str| s.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
+    let k = key(wanted);
+    let hits: Vec<&String> = headers.iter().filter(|h| !k.is_empty() && key(h) == k).collect();
+    match hits.as_slice() {
+        [h] => format!("; did you mean '{}'?", excerpt(h)),
+        _ => String::new(),
+    }
+}
+
 /// A header as listed in an error message, in brackets: see [`name_list`].
 pub fn header_list(headers: &[String]) -> String {
     format!("[{}]", name_list(headers))
@@ -58,5 +71,18 @@ mod tests {
         let h: Vec<String> = (0..25).map(|i| format!("c{i}")).collect();
         let l = header_list(&h);
         assert!(l.starts_with("['c0', 'c1'") && l.ends_with("'c19', … (5 more)]"), "{l}");
+    }
+
+    #[test]
+    fn a_column_named_up_to_case_or_punctuation_is_suggested() {
+        let h: Vec<String> = ["sensor_id", "easting", "northing", "PM2.5"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(did_you_mean("Easting", &h), "; did you mean 'easting'?");
+        assert_eq!(did_you_mean("pm25", &h), "; did you mean 'PM2.5'?");
+        assert_eq!(did_you_mean("sensor-id", &h), "; did you mean 'sensor_id'?");
+        assert_eq!(did_you_mean("lat", &h), "");
+        assert_eq!(did_you_mean("", &h), "");
+        // Two candidates: no guess.
+        let twice: Vec<String> = ["a_b", "ab"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(did_you_mean("AB", &twice), "");
     }
 }

@@ -107,9 +107,10 @@ pub fn read_table_columns(name: &str, bytes: &[u8], need_y: bool, cols: &Columns
         for h in named {
             let i = find(h).ok_or_else(|| {
                 input(format!(
-                    "{name}: no covariate column '{}' (the header is {})",
+                    "{name}: no covariate column '{}' (the header is {}){}",
                     super::excerpt(h),
-                    super::header_list(&headers)
+                    super::header_list(&headers),
+                    super::did_you_mean(h, &headers)
                 ))
             })?;
             if xcols.contains(&i) {
@@ -150,9 +151,10 @@ pub fn read_table_columns(name: &str, bytes: &[u8], need_y: bool, cols: &Columns
     let ycol = find(yname);
     if need_y && ycol.is_none() {
         return Err(input(format!(
-            "{name}: no '{}' column (responses; name it with --y); header is {}",
+            "{name}: no '{}' column (responses; name it with --y); header is {}{}",
             super::excerpt(yname),
-            super::header_list(&headers)
+            super::header_list(&headers),
+            super::did_you_mean(yname, &headers)
         )));
     }
     if let Some(yc) = ycol.filter(|yc| xcols.contains(yc)) {
@@ -261,9 +263,10 @@ pub fn read_named_columns(path: &Path, cols: &[&str]) -> Result<Vec<Vec<f64>>> {
             [i] => idx.push(*i),
             [] => {
                 return Err(input(format!(
-                    "{name}: no column \"{}\" (the header is {})",
+                    "{name}: no column \"{}\" (the header is {}){}",
                     super::excerpt(c),
-                    super::header_list(&header)
+                    super::header_list(&header),
+                    super::did_you_mean(c, &header)
                 )));
             }
             _ => {

@@ -527,15 +527,20 @@ impl Mechanism {
         self.release_with_progress(data, query, rng, &NoProgress)
     }
 
-    /// [`Mechanism::release`], telling `progress` which step runs.
-    pub fn release_with_progress(
-        &self,
-        data: &Dataset,
-        query: &Query,
-        rng: &mut ReleaseRng,
-        progress: &dyn Progress,
-    ) -> Result<PrivateRelease> {
+    /// Refuses, before any data are read or budget is reserved, a release
+    /// at `query` whose memory (the sampler's plan for L draws at m points
+    /// from at most n distinct covariates) exceeds what this machine has
+    /// ([`crate::resources::check_memory`]). Depends on public inputs only
+    /// (n, m, L, the kernel, the domain, a declared or snapping lattice), so
+    /// the refusal is the same for every dataset. [`Self::release`] makes the
+    /// same check; front ends call this first so that a refused run spends
+    /// no budget.
+    pub fn check_resources(&self, query: &Query) -> Result<()> {
         query.points().check_finite("query")?;
+        self.check_resources_of(query).map(|_| ())
+    }
+
+    fn check_resources_of(&self, query: &Query) -> Result<SamplerPlan> {
         let plan = self.plan(query)?;
         // The solve is over distinct covariates (repeats are aggregated): at most n, and at most
         // the number of nodes of a declared (or snapping) lattice — both public.
@@ -554,13 +559,33 @@ impl Mechanism {
         let hint = if plan.lattice_plan().is_none() && !plan.is_state_space() {
             let budget = crate::resources::MEMORY_SHARE * crate::resources::available_memory();
             format!(
-                "the dense sampler fits about {:.0} query points in this memory; use fewer points or draws, or declare the covariates' lattice (covariate_lattice / --covariate-lattice) so that the lattice sampler serves a grid",
-                (budget / 8.0).sqrt()
+                "the dense sampler fits about {:.0} query points here; for a grid, snap the covariates to it (`snap` grid: exact lattice sampler, each covariate moved by at most half a cell) or declare their lattice (`covariate_lattice`), else use fewer points or draws",
+                (budget / 8.0).sqrt().min((crate::posterior::MAX_DENSE_ENTRIES as f64).sqrt())
             )
         } else {
             "use fewer query points or draws".to_string()
         };
+        if plan.lattice_plan().is_none() && !plan.is_state_space() {
+            let m = query.len();
+            crate::posterior::check_dense("the dense sampler's covariance", m, m).map_err(|e| match e {
+                Error::TooLarge(why) => Error::TooLarge(format!("{why}; {hint}")),
+                other => other,
+            })?;
+        }
         check_memory("this release", &needs, &hint)?;
+        Ok(plan)
+    }
+
+    /// [`Mechanism::release`], telling `progress` which step runs.
+    pub fn release_with_progress(
+        &self,
+        data: &Dataset,
+        query: &Query,
+        rng: &mut ReleaseRng,
+        progress: &dyn Progress,
+    ) -> Result<PrivateRelease> {
+        query.points().check_finite("query")?;
+        let plan = self.check_resources_of(query)?;
         let r = &self.params.release;
         let (m, l) = (query.len(), self.params.draws.get());
         let (sampled, outcome, fit_seconds, t) = if plan.is_state_space() {
