@@ -447,14 +447,21 @@ impl Ledger {
             acc.compose(PrivacyEvent::Tabulated(e.curve.clone()))?;
         }
         acc.compose(PrivacyEvent::Tabulated(curve.clone()))?;
-        let composed = composed_epsilon(&acc, &entries, recorded.gaussian_mu, budget.delta, budget.conversion)?;
+        let mut composed = composed_epsilon(&acc, &entries, recorded.gaussian_mu, budget.delta, budget.conversion)?;
+        composed = composed.min(rederived_epsilon(&self.cache, &entries, event, budget.delta, budget.conversion));
+        if entries.is_empty() {
+            // One release: its composed guarantee is its own certified one.
+            composed = composed.min(alone);
+        }
         if !(composed <= budget.epsilon) {
+            let spent = entries.last().map_or(0.0, |e| e.composed_epsilon);
             return Err(Error::BudgetExceeded(format!(
-                "the budget of dataset {} is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}) — nothing was drawn",
+                "the budget of dataset {} is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}); spent ε = {spent:.4}, remaining ε = {:.4} — nothing was drawn",
                 quoted(dataset),
                 budget.epsilon,
                 budget.delta,
-                entries.len()
+                entries.len(),
+                (budget.epsilon - spent).max(0.0)
             )));
         }
         let json = |v: &dyn erased::Json| v.json().map_err(|e| Error::Input(format!("ledger: {e}")));
@@ -596,6 +603,37 @@ fn derived_curve(p: &RecordedParams) -> Result<RdpTable> {
 /// converted once; when every one of them is a Gaussian mechanism, also the
 /// exact profile at √(Σ μ²) (Gaussian DP composition, adaptive too), and the
 /// smaller of the two valid bounds (docs/ledger.md, "Relations").
+/// ε of the entries and `new` composed through their Rényi curves as this
+/// gpdp's accountant derives them from the recorded parameters, with the
+/// order optimised continuously (no table grid): a second upper bound of
+/// the same composition (every derived curve is a proven bound of the
+/// recorded release; docs/ledger.md, "Composition"), used with the
+/// stored tables' value through the minimum. +∞ when an entry's
+/// parameters no longer derive a curve (then the tables alone count).
+fn rederived_epsilon(
+    cache: &AccountingCache,
+    entries: &[Entry],
+    new: PrivacyEvent,
+    delta: f64,
+    conversion: Conversion,
+) -> f64 {
+    let mut acc = RdpAccountant::with_cache(cache.clone());
+    for e in entries {
+        // Only where this gpdp derives exactly the stored curve: the stored
+        // curves stay authoritative (an entry of another version is never
+        // re-derived), and the continuous order only refines their composition.
+        let same = e.params.event().and_then(|ev| Ok((RdpTable::of(&ev, &LEDGER_ORDERS)? == e.curve, ev)));
+        match same {
+            Ok((true, ev)) if acc.compose(ev.clone()).is_ok() => {}
+            _ => return f64::INFINITY,
+        }
+    }
+    if acc.compose(new).is_err() {
+        return f64::INFINITY;
+    }
+    acc.epsilon(delta, conversion).map_or(f64::INFINITY, |r| r.epsilon)
+}
+
 fn composed_epsilon(
     acc: &RdpAccountant,
     entries: &[Entry],

@@ -91,7 +91,18 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
             let mut all = Vec::new();
             for b in budgets {
                 let entries = l.entries(&b.dataset)?;
-                all.push(serde_json::json!({"budget": b, "releases": entries}));
+                // Spent: the composed ε of every recorded release (the last entry's, which
+                // composes all before it); remaining: what the budget's ε leaves. Under RDP
+                // composition a release of ε = remaining may still not fit: the largest that
+                // does is what `release --target-epsilon remaining` calibrates to.
+                let spent = entries.last().map_or(0.0, |e| e.composed_epsilon);
+                let remaining = (b.epsilon - spent).max(0.0);
+                all.push(serde_json::json!({
+                    "budget": b,
+                    "spent_epsilon": spent,
+                    "remaining_epsilon": remaining,
+                    "releases": entries
+                }));
             }
             if a.json {
                 println!("{}", serde_json::to_string_pretty(&all)?);
@@ -99,11 +110,12 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
                 for item in &all {
                     let b = &item["budget"];
                     let rel = item["releases"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-                    let used = rel.last().and_then(|e| e["composed_epsilon"].as_f64()).unwrap_or(0.0);
+                    let used = item["spent_epsilon"].as_f64().unwrap_or(0.0);
+                    let remaining = item["remaining_epsilon"].as_f64().unwrap_or(0.0);
                     // Names and places are the data holder's text: printed with
                     // control characters escaped (the JSON output is exact).
                     println!(
-                        "{}: budget ε = {}, δ = {} — used ε = {used:.4} by {} release(s)",
+                        "{}: budget ε = {}, δ = {} — used ε = {used:.4} by {} release(s), remaining ε = {remaining:.4}",
                         escaped(b["dataset"].as_str().unwrap_or("")),
                         b["epsilon"],
                         b["delta"],

@@ -406,8 +406,13 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
     // The plan's release spec: everything but the target ε.
     let planned_spec = &plan.release.spec;
     if planned_spec.relation != a.relation {
-        eprintln!(
-            "note: the plan simulated {} releases; this release is for {} (--relation): the relation is the data holder's declaration, not taken from the plan",
+        // Its ridges (and utility) are for another accountant: refused, never switched silently.
+        bail!(
+            "--plan {}: the plan was made for --relation {} but this release is for --relation {}{}; pass --relation {} (the relation is the data holder's declaration), or make the plan with --relation {}",
+            path.display(),
+            planned_spec.relation.key(),
+            a.relation.key(),
+            if a.relation == gpdp::NeighbouringRelation::ReplaceOne { " (the default)" } else { "" },
             planned_spec.relation.key(),
             a.relation.key()
         );

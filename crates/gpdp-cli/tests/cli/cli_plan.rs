@@ -389,4 +389,39 @@ fn plan_for_change_response_needs_less_ridge_at_every_epsilon() {
         assert!(r2 < r1 || (fitted && r2 <= r1), "ε = {}: ridge {r2} vs replace-one {r1}", x["target_epsilon"]);
         assert!(y["epsilon"].as_f64().unwrap() <= y["target_epsilon"].as_f64().unwrap());
     }
+    // Issue 38 item 3: a release under another relation than its plan's is refused,
+    // naming the flag, before anything is written or reserved.
+    let release = |plan: &Path, out: &Path, extra: &[&str]| {
+        let ledger = t.path().join("budget.sqlite");
+        gpdp()
+            .args(["release", "--plan", plan.join("plan.json").to_str().unwrap(), "--data", READINGS])
+            .args(["--x", "easting,northing", "--y", "pm25", "--target-epsilon", "1", "--delta", "1e-5"])
+            .args(["--grid", "10", "--snap", "grid", "--seed", "1", "--quiet", "--out", out.to_str().unwrap()])
+            .args(["--ledger", ledger.to_str().unwrap(), "--dataset", "pm25"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = gpdp()
+        .args(["ledger", "init", "--ledger", t.path().join("budget.sqlite").to_str().unwrap()])
+        .args(["--dataset", "pm25", "--epsilon", "10", "--delta", "1e-5"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for (plan, extra, wanted) in [
+        (&b, &[][..], "--relation change-response"),
+        (&a, &["--relation", "change-response"][..], "--relation replace-one"),
+    ] {
+        let out = t.path().join("refused");
+        let o = release(plan, &out, extra);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && e.contains("the plan was made for") && e.contains(wanted), "{e}");
+        assert!(!out.exists());
+    }
+    let o =
+        gpdp().args(["ledger", "show", "--ledger", t.path().join("budget.sqlite").to_str().unwrap()]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("0 release"), "{}", String::from_utf8_lossy(&o.stdout));
+    // With the plan's relation it is released.
+    let o = release(&b, &t.path().join("ok"), &["--relation", "change-response"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
