@@ -307,6 +307,20 @@ impl Ledger {
         Ok(Ledger { conn, path: path.to_path_buf(), read_only: false, cache: AccountingCache::default() })
     }
 
+    /// [`Ledger::open`] for a ledger that must already exist (a release
+    /// spends from a declared budget): a missing file is refused and nothing
+    /// is created — a refused command leaves no empty ledger behind.
+    pub fn open_existing(path: &Path) -> Result<Self> {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Err(Error::Input(format!(
+                "ledger {}: no such file; declare the dataset's budget first (gpdp ledger init --ledger {} --dataset NAME --epsilon ε --delta δ)",
+                path.display(),
+                path.display()
+            )));
+        }
+        Self::open(path)
+    }
+
     /// Opens the existing ledger at `path` for reading only: nothing is
     /// written to it (nor any file created next to it), and neither it nor
     /// its directory need be writable: without a write-ahead log (no other

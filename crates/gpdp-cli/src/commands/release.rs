@@ -650,7 +650,7 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     // The budget is reserved (fsynced) before anything is drawn.
     let mut ledger = None;
     if let (Some(path), Some(dataset)) = (&a.ledger, &a.dataset) {
-        let mut l = gpdp::ledger::Ledger::open(path)?;
+        let mut l = gpdp::ledger::Ledger::open_existing(path)?;
         let r = l.reserve_for(dataset, &mechanism, &data)?;
         eprintln!(
             "ledger: reserved release #{} of {} (ε = {:.4}; composed ε = {:.4} of the budget's {})",

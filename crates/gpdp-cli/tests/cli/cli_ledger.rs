@@ -500,3 +500,17 @@ fn names_are_exact_shown_escaped_and_near_duplicates_refused() {
     assert_eq!(v.as_array().unwrap().len(), 2);
     assert!(v.as_array().unwrap().iter().all(|b| b["releases"].as_array().unwrap().is_empty()));
 }
+
+/// Issue 38 item 6: `release --ledger` with a missing ledger file is refused
+/// and creates nothing (no empty ledger, no output folder).
+#[test]
+fn a_missing_ledger_is_refused_and_not_created() {
+    let t = tempfile::tempdir().unwrap();
+    let data = data_2d(t.path());
+    let (out, ledger) = (t.path().join("out"), t.path().join("missing.sqlite"));
+    let o = gpdp().args(release_args(&data, out.to_str().unwrap(), ledger.to_str().unwrap(), "5")).output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("no such file") && e.contains("gpdp ledger init"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, [std::ffi::OsString::from("d.csv")], "a refused release left files behind");
+}
