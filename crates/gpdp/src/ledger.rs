@@ -468,7 +468,7 @@ impl Ledger {
             composed = composed.min(alone);
         }
         if !(composed <= budget.epsilon) {
-            let spent = entries.last().map_or(0.0, |e| e.composed_epsilon);
+            let spent = spent_epsilon(&entries);
             return Err(Error::BudgetExceeded(format!(
                 "the budget of dataset {} is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}); spent ε = {spent:.4}, remaining ε = {:.4} — nothing was drawn",
                 quoted(dataset),
@@ -617,6 +617,12 @@ fn derived_curve(p: &RecordedParams) -> Result<RdpTable> {
 /// converted once; when every one of them is a Gaussian mechanism, also the
 /// exact profile at √(Σ μ²) (Gaussian DP composition, adaptive too), and the
 /// smaller of the two valid bounds (docs/ledger.md, "Relations").
+/// The ε a dataset has spent: the composed ε of its recorded entries (the
+/// last entry's, which composes every entry before it); 0 without entries.
+pub fn spent_epsilon(entries: &[Entry]) -> f64 {
+    entries.last().map_or(0.0, |e| e.composed_epsilon)
+}
+
 /// ε of the entries and `new` composed through their Rényi curves as this
 /// gpdp's accountant derives them from the recorded parameters, with the
 /// order optimised continuously (no table grid): a second upper bound of

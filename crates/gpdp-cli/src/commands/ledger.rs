@@ -95,7 +95,7 @@ pub fn run(cmd: LedgerCmd) -> Result<()> {
                 // composes all before it); remaining: what the budget's ε leaves. Under RDP
                 // composition a release of ε = remaining may still not fit: the largest that
                 // does is what `release --target-epsilon remaining` calibrates to.
-                let spent = entries.last().map_or(0.0, |e| e.composed_epsilon);
+                let spent = gpdp::ledger::spent_epsilon(&entries);
                 let remaining = (b.epsilon - spent).max(0.0);
                 all.push(serde_json::json!({
                     "budget": b,
