@@ -28,6 +28,8 @@ paths.tif, read by GDAL (rasterio):
   * it opens as a GeoTIFF without GDAL warnings; CRS = --crs; one float64
     band per draw (= --draws = report.json's draws = path_* columns of
     paths.csv); width x height = the query grid's counts (report.json);
+    band b's description is "released path b" and its unit report.json's
+    data_policy.units;
   * the geotransform: gpdp writes PixelIsPoint (the tie point is the grid
     node (x_min, y_max)); GDAL reports an area-style transform, so it must be
     pixel size (dx, -dy) with origin (x_min - dx/2, y_max + dy/2), where
@@ -215,6 +217,13 @@ def main() -> int:
                     f"dtypes {tif.dtypes}, nodata {tif.nodata}")
             c.check((tif.width, tif.height) == (nx, ny), f"paths.tif: {nx} x {ny} pixels (the query grid)",
                     f"{tif.width} x {tif.height}")
+            want_desc = tuple(f"released path {b}" for b in range(1, a.draws + 1))
+            c.check(tif.descriptions == want_desc, "paths.tif: band descriptions 'released path 1' ... (1-based)",
+                    f"GDAL reads {tif.descriptions}")
+            unit = report.get("data_policy", {}).get("units")
+            want_units = tuple(unit or "" for _ in range(a.draws))
+            c.check(tuple(u or "" for u in tif.units) == want_units, f"paths.tif: band unit {unit!r} (report.json's units)",
+                    f"GDAL reads {tif.units}")
             c.check(tif.tags().get("AREA_OR_POINT") == "Point", "paths.tif: raster type PixelIsPoint (AREA_OR_POINT=Point)",
                     f"tags {tif.tags()}")
             t = tif.transform

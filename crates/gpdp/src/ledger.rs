@@ -231,6 +231,34 @@ pub struct Reservation {
     pub budget: Budget,
 }
 
+/// A dry-run composition of one more release with a dataset's recorded
+/// ones ([`Ledger::composition`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Composition {
+    /// The dataset's budget.
+    pub budget: Budget,
+    /// Releases recorded so far.
+    pub entries: usize,
+    /// ε the recorded releases have spent ([`spent_epsilon`]).
+    pub spent: f64,
+    /// ε of the new release alone at the budget's δ.
+    pub alone: f64,
+    /// The composed ε of the recorded releases and the new one.
+    pub composed: f64,
+}
+
+impl Composition {
+    /// Whether the new release fits: composed ε ≤ the budget's.
+    pub fn fits(&self) -> bool {
+        self.composed <= self.budget.epsilon
+    }
+
+    /// The budget's ε minus the spent ε (not below 0).
+    pub fn remaining(&self) -> f64 {
+        (self.budget.epsilon - self.spent).max(0.0)
+    }
+}
+
 /// The ledger file.
 ///
 /// The protocol: declare a budget once, check the data and reserve before
@@ -441,43 +469,26 @@ impl Ledger {
         self.writable("reserve a release")?;
         let recorded = RecordedParams::of(mechanism)?;
         let spec = ReleaseSpec::of(mechanism)?;
-        let event = recorded.event()?;
-        let curve = RdpTable::of(&event, &LEDGER_ORDERS)?;
+        let curve = RdpTable::of(&recorded.event()?, &LEDGER_ORDERS)?;
         let path = self.path.clone();
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(|e| db(e, &path))?;
         let budget = budget_in(&tx, dataset, &path)?;
         let entries = entries_in(&tx, dataset, &path)?;
-        let alone = match recorded.gaussian_mu {
-            Some(mu) => gaussian::epsilon_for_delta(mu, budget.delta)?,
-            None => {
-                mechanism
-                    .accounted_release()
-                    .epsilon(mechanism.params().draws, budget.delta, budget.conversion)?
-                    .epsilon
-            }
-        };
-        let mut acc = RdpAccountant::with_cache(self.cache.clone());
-        for e in &entries {
-            acc.compose(PrivacyEvent::Tabulated(e.curve.clone()))?;
-        }
-        acc.compose(PrivacyEvent::Tabulated(curve.clone()))?;
-        let mut composed = composed_epsilon(&acc, &entries, recorded.gaussian_mu, budget.delta, budget.conversion)?;
-        composed = composed.min(rederived_epsilon(&self.cache, &entries, event, budget.delta, budget.conversion));
-        if entries.is_empty() {
-            // One release: its composed guarantee is its own certified one.
-            composed = composed.min(alone);
-        }
-        if !(composed <= budget.epsilon) {
-            let spent = spent_epsilon(&entries);
+        let c = compose_with(&self.cache, budget, &entries, mechanism, &recorded, &curve)?;
+        if !c.fits() {
             return Err(Error::BudgetExceeded(format!(
-                "the budget of dataset {} is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {composed:.4} (this release alone: ε = {alone:.4}); spent ε = {spent:.4}, remaining ε = {:.4} — nothing was drawn",
+                "the budget of dataset {} is ε = {} at δ = {:e}; its {} recorded release(s) with this one would compose to ε = {:.4} (this release alone: ε = {:.4}); spent ε = {:.4}, remaining ε = {:.4} — nothing was drawn",
                 quoted(dataset),
-                budget.epsilon,
-                budget.delta,
-                entries.len(),
-                (budget.epsilon - spent).max(0.0)
+                c.budget.epsilon,
+                c.budget.delta,
+                c.entries,
+                c.composed,
+                c.alone,
+                c.spent,
+                c.remaining()
             )));
         }
+        let (alone, composed, budget) = (c.alone, c.composed, c.budget);
         let json = |v: &dyn erased::Json| v.json().map_err(|e| Error::Input(format!("ledger: {e}")));
         tx.execute(
             "INSERT INTO releases (dataset, status, params, epsilon, composed_epsilon, reserved_at, spec, gpdp_version, curve) VALUES (?1, 'reserved', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -487,6 +498,69 @@ impl Ledger {
         let id = tx.last_insert_rowid();
         tx.commit().map_err(|e| db(e, &path))?;
         Ok(Reservation { id, epsilon: alone, composed_epsilon: composed, budget })
+    }
+
+    /// What [`Ledger::reserve`] would compute for `mechanism` on `dataset`,
+    /// without recording anything (a read; the ledger may be read-only).
+    /// Another process may record a release in between: only `reserve`'s
+    /// own check, in its transaction, decides.
+    pub fn composition(&self, dataset: &str, mechanism: &Mechanism) -> Result<Composition> {
+        let recorded = RecordedParams::of(mechanism)?;
+        let curve = RdpTable::of(&recorded.event()?, &LEDGER_ORDERS)?;
+        let budget = budget_in(&self.conn, dataset, &self.path)?;
+        let entries = entries_in(&self.conn, dataset, &self.path)?;
+        compose_with(&self.cache, budget, &entries, mechanism, &recorded, &curve)
+    }
+
+    /// The largest target ε whose release, built by `make(target)`, fits in
+    /// the remaining budget of `dataset` ([`Ledger::composition`]), and that
+    /// release; `None` when none down to 10⁻⁶ of the budget's ε fits.
+    ///
+    /// The composed ε grows with the target (a larger target gives a less
+    /// private release), so the largest fitting target is found by
+    /// bisection on [0, budget ε] to a relative 10⁻⁶ (on the fitting side:
+    /// the returned release always fits). A target that `make` refuses
+    /// counts as not fitting. Everything here is a function of public
+    /// inputs and the ledger.
+    pub fn largest_fitting_target(
+        &self,
+        dataset: &str,
+        mut make: impl FnMut(f64) -> Result<Mechanism>,
+    ) -> Result<Option<(f64, Mechanism)>> {
+        let budget = self.budget(dataset)?;
+        let mut fits = |t: f64| -> Result<Option<Mechanism>> {
+            let Ok(m) = make(t) else { return Ok(None) };
+            Ok(self.composition(dataset, &m)?.fits().then_some(m))
+        };
+        let mut hi = budget.epsilon;
+        if let Some(m) = fits(hi)? {
+            return Ok(Some((hi, m)));
+        }
+        // A fitting lower end, halving from the budget.
+        let mut lo = 0.5 * hi;
+        let mut best = loop {
+            if lo < 1e-6 * budget.epsilon {
+                return Ok(None);
+            }
+            match fits(lo)? {
+                Some(m) => break m,
+                None => {
+                    hi = lo;
+                    lo *= 0.5;
+                }
+            }
+        };
+        while hi - lo > 1e-6 * lo {
+            let mid = 0.5 * (lo + hi);
+            match fits(mid)? {
+                Some(m) => {
+                    lo = mid;
+                    best = m;
+                }
+                None => hi = mid,
+            }
+        }
+        Ok(Some((lo, best)))
     }
 
     /// Marks a reserved release as published (step 2 of the protocol).
@@ -604,6 +678,38 @@ fn entries_in(conn: &Connection, dataset: &str, path: &Path) -> Result<Vec<Entry
         });
     }
     Ok(out)
+}
+
+/// The composition [`Ledger::reserve`] checks: the stored curves of
+/// `entries` and the new release's `curve` summed and converted once, the
+/// re-derived continuous-order refinement, and for a first release its own
+/// certified ε (docs/ledger.md, "Composition").
+fn compose_with(
+    cache: &AccountingCache,
+    budget: Budget,
+    entries: &[Entry],
+    mechanism: &Mechanism,
+    recorded: &RecordedParams,
+    curve: &RdpTable,
+) -> Result<Composition> {
+    let alone = match recorded.gaussian_mu {
+        Some(mu) => gaussian::epsilon_for_delta(mu, budget.delta)?,
+        None => {
+            mechanism.accounted_release().epsilon(mechanism.params().draws, budget.delta, budget.conversion)?.epsilon
+        }
+    };
+    let mut acc = RdpAccountant::with_cache(cache.clone());
+    for e in entries {
+        acc.compose(PrivacyEvent::Tabulated(e.curve.clone()))?;
+    }
+    acc.compose(PrivacyEvent::Tabulated(curve.clone()))?;
+    let mut composed = composed_epsilon(&acc, entries, recorded.gaussian_mu, budget.delta, budget.conversion)?;
+    composed = composed.min(rederived_epsilon(cache, entries, recorded.event()?, budget.delta, budget.conversion));
+    if entries.is_empty() {
+        // One release: its composed guarantee is its own certified one.
+        composed = composed.min(alone);
+    }
+    Ok(Composition { entries: entries.len(), spent: spent_epsilon(entries), alone, composed, budget })
 }
 
 /// The Rényi curve of a recorded release, derived by this gpdp from its

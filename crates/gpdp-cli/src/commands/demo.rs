@@ -194,7 +194,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
         )?;
         Ok(outputs)
     })?;
-    report_diagnostics(&rel.diagnostics, &rel, 1.0);
+    report_diagnostics(&rel.diagnostics, &rel, 1.0, None);
     println!(
         "gpdp demo: synthetic 2-D plume field, {N_SENSORS} private sensors, {nx}×{nx} grid ({:.1} s)",
         t0.elapsed().as_secs_f64()

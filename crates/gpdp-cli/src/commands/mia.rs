@@ -590,6 +590,7 @@ fn chart(
         hlines,
         x_range: None,
         y_range: None,
+        x_ticks: None,
     }
 }
 

@@ -98,6 +98,12 @@ pub struct PlanArgs {
     #[arg(long, value_name = "t", value_parser = parse_f64)]
     pub threshold: Option<f64>,
 
+    /// The criterion of "worth publishing": the plan prints the smallest
+    /// planned ε whose RMSE is within this fraction above the non-private
+    /// map's, and whose IoU is within it below.
+    #[arg(long, value_name = "FRACTION", default_value = "0.1", value_parser = parse_f64)]
+    pub within: f64,
+
     /// Grid of the excursion-set comparison over the domain: N or N1xN2.
     #[arg(long, value_name = "N[xM]", default_value = "40")]
     pub grid: String,
@@ -220,6 +226,9 @@ pub fn run(a: PlanArgs) -> Result<()> {
     if a.epsilons.is_empty() || a.epsilons.iter().any(|e| !(e.is_finite() && *e > 0.0)) {
         bail!("--epsilons: every target ε must be finite and > 0 (got {:?})", a.epsilons);
     }
+    if !(a.within > 0.0 && a.within < 1.0) {
+        bail!("--within {}: the fraction must lie in (0, 1), e.g. 0.1 for 10%", a.within);
+    }
     if a.max_fit_points < 2 {
         bail!("--max-fit-points {} must be ≥ 2", a.max_fit_points);
     }
@@ -301,6 +310,11 @@ pub fn run(a: PlanArgs) -> Result<()> {
             "note: {clipped} of the {} proxy responses lie outside the response range and are clipped, as a release would clip them",
             proxy.len()
         );
+    }
+    let units_label = a.units.as_deref().map(|u| format!(" {u}")).unwrap_or_default();
+    // The proxy is public: its median may be compared and printed.
+    if let Some(w) = gpdp::plan::centre_warning(a.response_range, m_y, proxy.y(), &units_label) {
+        eprintln!("warning: {w}");
     }
     if a.max_fit_points < 4 || a.max_sim_points < 4 {
         bail!("--max-fit-points and --max-sim-points must be at least 4 (records to fit and to simulate on)");
@@ -398,6 +412,8 @@ pub fn run(a: PlanArgs) -> Result<()> {
     let utility = gpdp::plan::utility_curve(&template, h, &sim_proxy, &a.epsilons, &uopts, &spinner)
         .with_context(|| format!("simulating releases on {}", proxy_path.display()))?;
     spinner.finish();
+    let assessment = gpdp::plan::assess(&utility, a.within, threshold, &units_label);
+    let plan_crs = a.reproject_to.as_ref().or(a.crs.as_ref()).map(|c| format!("EPSG:{}", c.code));
     let plan = Plan {
         version: gpdp::plan::PLAN_VERSION,
         note: gpdp::plan::PLAN_NOTE.to_string(),
@@ -416,9 +432,11 @@ pub fn run(a: PlanArgs) -> Result<()> {
             draws: a.draws.get(),
             delta,
             threshold,
+            crs: plan_crs,
             spec,
         },
         utility,
+        assessment: Some(assessment.clone()),
     };
     let units = a.units.clone().unwrap_or_default();
     write_dir_atomically(out, a.force, |dir| {
@@ -455,6 +473,19 @@ pub fn run(a: PlanArgs) -> Result<()> {
         "  non-private posterior mean: RMSE {:.4}, IoU {:.3}",
         plan.utility.baseline_rmse.mean, plan.utility.baseline_iou.mean
     );
+    if let (Some(r), Some(i)) = (plan.utility.constant_rmse, plan.utility.constant_iou) {
+        println!("  constant map (the training mean everywhere): RMSE {:.4}, IoU {:.3}", r.mean, i.mean);
+    }
+    let pct = 100.0 * a.within;
+    let smallest = |e: Option<f64>| e.map_or("none of the planned ε".to_string(), |e| format!("ε = {e:.3}"));
+    println!(
+        "  within {pct:.0}% of non-private: RMSE from {}; IoU from {}",
+        smallest(assessment.rmse_epsilon),
+        smallest(assessment.iou_epsilon)
+    );
+    for w in &assessment.warnings {
+        eprintln!("warning: {w}");
+    }
     println!(
         "  for a map, L = 1 draw is optimal: the mean of L draws has the law of one draw with its noise scaled by 1/√L, so more draws only cost ε{}",
         if a.draws.get() > 1 { format!(" (this plan has L = {})", a.draws) } else { String::new() }
@@ -465,12 +496,17 @@ pub fn run(a: PlanArgs) -> Result<()> {
 }
 
 fn write_csv(path: &Path, plan: &Plan) -> Result<()> {
+    // The baselines (non-private posterior mean, constant map) repeat on every
+    // row, so that each is one column to plot as a horizontal line.
+    let u = &plan.utility;
+    let (cr, ci) = (u.constant_rmse.map(|v| v.mean), u.constant_iou.map(|v| v.mean));
+    let opt = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     let mut s = String::from(
-        "target_epsilon,epsilon,ridge,ridge_is_fitted,holdout_rmse_mean,holdout_rmse_sd,iou_mean,iou_sd\n",
+        "target_epsilon,epsilon,ridge,ridge_is_fitted,holdout_rmse_mean,holdout_rmse_sd,iou_mean,iou_sd,nonprivate_rmse_mean,nonprivate_iou_mean,constant_rmse_mean,constant_iou_mean\n",
     );
-    for p in &plan.utility.points {
+    for p in &u.points {
         s.push_str(&format!(
-            "{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
             p.target_epsilon,
             p.epsilon,
             p.ridge,
@@ -478,7 +514,11 @@ fn write_csv(path: &Path, plan: &Plan) -> Result<()> {
             p.holdout_rmse.mean,
             p.holdout_rmse.sd,
             p.excursion_iou.mean,
-            p.excursion_iou.sd
+            p.excursion_iou.sd,
+            u.baseline_rmse.mean,
+            u.baseline_iou.mean,
+            opt(cr),
+            opt(ci)
         ));
     }
     crate::output::files::write_atomically(path, s.as_bytes(), false)
@@ -497,6 +537,19 @@ fn plot(path: &Path, plan: &Plan, units: &str) -> Result<()> {
         color: None,
     };
     let log_x = xs.iter().all(|&x| x > 0.0) && xs.len() > 1;
+    // Every planned ε is a labelled tick; RMSE starts at 0.
+    let x_ticks = Some(xs.clone());
+    let mut rmse_lines = vec![(plan.utility.baseline_rmse.mean, "non-private mean".to_string())];
+    let mut iou_lines = vec![(plan.utility.baseline_iou.mean, "non-private mean".to_string())];
+    if let (Some(r), Some(i)) = (plan.utility.constant_rmse, plan.utility.constant_iou) {
+        rmse_lines.push((r.mean, "constant map".into()));
+        iou_lines.push((i.mean, "constant map".into()));
+    }
+    let rmse_top = pts
+        .iter()
+        .map(|p| p.holdout_rmse.mean + p.holdout_rmse.sd)
+        .chain(rmse_lines.iter().map(|l| l.0))
+        .fold(0.0f64, f64::max);
     let charts = [
         LineChart {
             title: "hold-out RMSE of one released path (simulated on the proxy)".to_string(),
@@ -509,9 +562,10 @@ fn plot(path: &Path, plan: &Plan, units: &str) -> Result<()> {
                 pts.iter().map(|p| p.holdout_rmse.mean).collect(),
                 pts.iter().map(|p| p.holdout_rmse.sd).collect(),
             )],
-            hlines: vec![(plan.utility.baseline_rmse.mean, "non-private mean".into())],
+            hlines: rmse_lines,
             x_range: None,
-            y_range: None,
+            y_range: Some((0.0, (1.08 * rmse_top).max(f64::MIN_POSITIVE))),
+            x_ticks: x_ticks.clone(),
         },
         LineChart {
             title: format!("excursion set {{f ≥ {}}}: IoU with the proxy's", plan.release.threshold),
@@ -524,9 +578,10 @@ fn plot(path: &Path, plan: &Plan, units: &str) -> Result<()> {
                 pts.iter().map(|p| p.excursion_iou.mean).collect(),
                 pts.iter().map(|p| p.excursion_iou.sd).collect(),
             )],
-            hlines: vec![(plan.utility.baseline_iou.mean, "non-private mean".into())],
+            hlines: iou_lines,
             x_range: None,
             y_range: Some((0.0, 1.05)),
+            x_ticks,
         },
     ];
     line_charts(path, &charts, (620, 440))

@@ -46,8 +46,10 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "δ", value_parser = parse_f64)]
     pub delta: Option<f64>,
 
-    /// Calibrate to this ε instead of giving --ridge (see --solve).
-    #[arg(long = "target-epsilon", value_name = "ε", value_parser = parse_f64)]
+    /// Calibrate to this ε instead of giving --ridge (see --solve). With
+    /// --ledger, `remaining` calibrates to the largest target whose release
+    /// still fits in the dataset's remaining budget.
+    #[arg(long = "target-epsilon", value_name = "ε|remaining", value_parser = parse_target_epsilon)]
     pub target_epsilon: Option<f64>,
 
     /// With --target-epsilon: which parameter to calibrate (ridge, scale or gp-noise).
@@ -75,9 +77,10 @@ pub struct ReleaseCmdArgs {
     #[arg(long = "max-epsilon", value_name = "ε", value_parser = parse_f64)]
     pub max_epsilon: Option<f64>,
 
-    /// Excursion level t for the map contour and excursion.geojson ({f ≥ t}).
-    #[arg(long, value_name = "t", value_parser = parse_f64, default_value = "0")]
-    pub threshold: f64,
+    /// Excursion level t for the map contour and excursion.geojson ({f ≥ t}),
+    /// in data units. Default: the plan's threshold with --plan, else 0.
+    #[arg(long, value_name = "t", value_parser = parse_f64)]
+    pub threshold: Option<f64>,
 
     /// Responses beyond --response-bound: clip (default) or reject.
     #[arg(long = "on-unbounded", value_name = "clip|reject", default_value = "clip")]
@@ -157,7 +160,7 @@ pub struct ReleaseCmdArgs {
     pub reproject_to: Option<crate::output::gis::Crs>,
 
     /// Take the kernel, ℓ and σ — and, unless given, the domain, response
-    /// range and units — from a plan.json written by `gpdp plan` on public
+    /// range, units, δ, threshold and CRS — from a plan.json written by `gpdp plan` on public
     /// or proxy data. With --target-epsilon the ridge is the calibrated one
     /// or the plan's fitted λ/σ, whichever is larger (then ε is below the
     /// target). Flags that contradict the plan are refused.
@@ -232,6 +235,80 @@ pub struct ReleaseCmdArgs {
     /// Where the hyperparameters came from (set by --plan).
     #[arg(skip)]
     pub hyperparameter_source: gpdp::HyperparameterSource,
+}
+
+/// `--target-epsilon`: a finite number, or `remaining` (held as +∞ until
+/// [`fit_remaining`] replaces it by the largest target that fits).
+fn parse_target_epsilon(s: &str) -> std::result::Result<f64, String> {
+    if s.trim().eq_ignore_ascii_case("remaining") {
+        return Ok(f64::INFINITY);
+    }
+    parse_f64(s).map_err(|e| format!("{e} (give ε, or `remaining` with --ledger)"))
+}
+
+/// Whether `--target-epsilon remaining` was given.
+fn wants_remaining(a: &ReleaseCmdArgs) -> bool {
+    a.target_epsilon == Some(f64::INFINITY)
+}
+
+/// The release at `target` ε, as `a` builds it.
+fn at_target(a: &ReleaseCmdArgs, data: &Dataset, target: f64) -> gpdp::Result<Mechanism> {
+    let mut b = a.clone();
+    b.target_epsilon = Some(target);
+    b.mechanism(data).map_err(|e| gpdp::Error::Input(e.to_string()))
+}
+
+/// `--target-epsilon remaining`: the largest target whose release fits in
+/// the ledger's remaining budget for --dataset (public inputs and the ledger
+/// only), which replaces `remaining` in `a`.
+fn fit_remaining(a: &mut ReleaseCmdArgs, data: &Dataset) -> Result<Mechanism> {
+    let (Some(path), Some(dataset)) = (&a.ledger, &a.dataset) else {
+        bail!(
+            "--target-epsilon remaining calibrates to the remaining budget of a ledger: give --ledger FILE --dataset NAME (or a number)"
+        )
+    };
+    let ledger = gpdp::ledger::Ledger::open_existing(path)?;
+    let found = ledger.largest_fitting_target(dataset, |t| at_target(a, data, t))?;
+    let Some((target, m)) = found else {
+        let remaining =
+            (ledger.budget(dataset)?.epsilon - gpdp::ledger::spent_epsilon(&ledger.entries(dataset)?)).max(0.0);
+        bail!(
+            "--target-epsilon remaining: no release of these parameters fits in what remains of the budget of {} (remaining ε = {remaining:.4}) — nothing was drawn",
+            gpdp::ledger::names::quoted(dataset)
+        )
+    };
+    eprintln!(
+        "--target-epsilon remaining: calibrated to target ε = {target:.6}, the largest that fits in the budget of {}",
+        gpdp::ledger::names::quoted(dataset)
+    );
+    a.target_epsilon = Some(target);
+    Ok(m)
+}
+
+/// The refusal of a release that does not fit, with the largest
+/// `--target-epsilon` that would (rounded down to 4 decimals, so that it
+/// fits as printed).
+fn with_largest_fitting(
+    e: gpdp::Error,
+    a: &ReleaseCmdArgs,
+    data: &Dataset,
+    ledger: &gpdp::ledger::Ledger,
+) -> anyhow::Error {
+    let gpdp::Error::BudgetExceeded(msg) = &e else { return e.into() };
+    let Some(dataset) = &a.dataset else { return e.into() };
+    let found = ledger.largest_fitting_target(dataset, |t| at_target(a, data, t)).ok().flatten();
+    let hint = match found {
+        Some((t, _)) => {
+            let shown = (t * 1e4).floor() / 1e4;
+            if shown > 0.0 {
+                format!("; the largest --target-epsilon that fits is {shown:.4} (or give --target-epsilon remaining)")
+            } else {
+                format!("; only a --target-epsilon below 0.0001 fits ({t:.3e}; or give --target-epsilon remaining)")
+            }
+        }
+        None => "; no --target-epsilon of these parameters fits".to_string(),
+    };
+    anyhow::anyhow!("{msg}{hint}")
 }
 
 impl ReleaseCmdArgs {
@@ -365,11 +442,12 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
     let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
     let plan: gpdp::plan::Plan = serde_json::from_slice(&bytes)
         .with_context(|| format!("--plan {}: not a plan.json of `gpdp plan`", path.display()))?;
-    if plan.version != gpdp::plan::PLAN_VERSION {
+    if !(gpdp::plan::PLAN_VERSION_MIN..=gpdp::plan::PLAN_VERSION).contains(&plan.version) {
         bail!(
-            "--plan {}: plan version {} (this gpdp reads version {})",
+            "--plan {}: plan version {} (this gpdp reads versions {} to {}; re-run gpdp plan)",
             path.display(),
             plan.version,
+            gpdp::plan::PLAN_VERSION_MIN,
             gpdp::plan::PLAN_VERSION
         );
     }
@@ -465,6 +543,43 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
     if a.units.is_none() {
         a.units = planned_spec.units.clone();
     }
+    match a.delta {
+        None => {
+            taken.push(format!("δ = {}", plan.release.delta));
+            a.delta = Some(plan.release.delta);
+        }
+        Some(d) if d != plan.release.delta => {
+            eprintln!(
+                "note: --delta {d} differs from the plan's δ = {}; the plan's utility was simulated at its δ",
+                plan.release.delta
+            )
+        }
+        Some(_) => {}
+    }
+    if a.threshold.is_none() {
+        a.threshold = Some(plan.release.threshold);
+        taken.push(format!("threshold t = {}", plan.release.threshold));
+    }
+    if let Some(code) = &plan.release.crs {
+        let planned: crate::output::gis::Crs =
+            code.parse().with_context(|| format!("the crs of --plan {}", path.display()))?;
+        // The plan's CRS is that of its domain and ℓ: after any reprojection.
+        let given = a.reproject_to.as_ref().or(a.crs.as_ref());
+        match given {
+            None => {
+                taken.push(format!("CRS {code}"));
+                a.crs = Some(planned);
+            }
+            Some(c) if c.code != planned.code => bail!(
+                "--{} EPSG:{} contradicts the plan's CRS {code} (--plan {}; its domain and ℓ are in {code}): drop it, or reproject to it with --crs EPSG:{} --reproject-to {code}",
+                if a.reproject_to.is_some() { "reproject-to" } else { "crs" },
+                c.code,
+                path.display(),
+                c.code
+            ),
+            Some(_) => {}
+        }
+    }
     if a.model.ridge.is_none() && a.solve == Solve::Ridge {
         let fitted_ridge = planned_spec.ridge_floor.unwrap_or(plan.fitted_ridge);
         if a.ridge_floor.is_some_and(|f| f != fitted_ridge) {
@@ -515,7 +630,9 @@ const LOUD_CLIPPING: f64 = 0.03;
 
 /// Tells the operator, on stderr, what the release did with the private
 /// data (never written into the published folder).
-pub fn report_diagnostics(d: &Diagnostics, rel: &PrivateRelease, bound: f64) {
+/// `plan`: the plan.json the response range came from, if any (the advice
+/// then is to re-plan, since a release may not change the plan's range).
+pub fn report_diagnostics(d: &Diagnostics, rel: &PrivateRelease, bound: f64, plan: Option<&Path>) {
     let c = d.policy.responses_clipped;
     let n = rel.report.data_policy.n.max(1);
     let range = match &rel.report.data_policy.response_range {
@@ -525,8 +642,15 @@ pub fn report_diagnostics(d: &Diagnostics, rel: &PrivateRelease, bound: f64) {
     let fraction = c as f64 / n as f64;
     if fraction > LOUD_CLIPPING {
         eprintln!(
-            "WARNING (private, not published): {c} of {n} responses ({:.0}%) were clipped to {range} — the map will flatten towards the range's ends; set --response-range to the responses' plausible range in data units",
-            100.0 * fraction
+            "WARNING (private, not published): {c} of {n} responses ({:.0}%) were clipped to {range} — the map will flatten towards the range's ends; {}",
+            100.0 * fraction,
+            match plan {
+                Some(p) => format!(
+                    "the range is the plan's (--plan {}, whose σ was fitted on it): re-run gpdp plan on the proxy with a wider --response-range covering the responses' plausible values, then release with the new plan",
+                    p.display()
+                ),
+                None => "set --response-range to the responses' plausible range in data units".to_string(),
+            }
         );
     } else if c > 0 {
         eprintln!("operator note (private, not published): clipped {c} response(s) to {range}");
@@ -613,7 +737,8 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         // The library's one refusal of pld where RDP curves are composed.
         gpdp::Conversion::try_from(acc).map_err(|e| anyhow::anyhow!("--conversion with --ledger: {e}"))?;
     }
-    let (Some(data_path), Some(out)) = (&a.data, &a.out) else { bail!("missing --data or --out") };
+    let (Some(data_path), Some(out)) = (a.data.clone(), a.out.clone()) else { bail!("missing --data or --out") };
+    let (data_path, out) = (&data_path, &out);
     let name = data_path.display().to_string();
     // Every output location is checked before anything is drawn or reserved:
     // a run that publishes and then cannot write its log would tempt a retry,
@@ -630,8 +755,18 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     if let (Some(from), Some(to)) = (&a.crs, &a.reproject_to) {
         data = crate::output::gis::reproject_dataset(data, from, to, data_path)?;
     }
-    let mechanism = a.mechanism(&data)?;
+    let mechanism = if wants_remaining(&a) { fit_remaining(&mut a, &data)? } else { a.mechanism(&data)? };
+    // Reprojected coordinates are named for the target CRS (e.g. easting, northing), not the data's columns.
+    let names = match &a.reproject_to {
+        Some(to) => to.axis_names().to_vec(),
+        None => names,
+    };
     let (query, names) = a.query(&names, data.dim())?;
+    let georef = match (&a.crs, &a.reproject_to) {
+        (Some(from), Some(to)) => Some(crate::output::release::Georef { crs: to, reprojected_from: Some(from) }),
+        (Some(c), None) => Some(crate::output::release::Georef { crs: c, reprojected_from: None }),
+        _ => None,
+    };
     // Public inputs only (n, the query, L, the sampler's plan): refused before the
     // data are checked or the budget reserved, and not blamed on the data file.
     mechanism.check_resources(&query)?;
@@ -651,7 +786,10 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     let mut ledger = None;
     if let (Some(path), Some(dataset)) = (&a.ledger, &a.dataset) {
         let mut l = gpdp::ledger::Ledger::open_existing(path)?;
-        let r = l.reserve_for(dataset, &mechanism, &data)?;
+        let r = match l.reserve_for(dataset, &mechanism, &data) {
+            Ok(r) => r,
+            Err(e) => return Err(with_largest_fitting(e, &a, &data, &l)),
+        };
         eprintln!(
             "ledger: reserved release #{} of {} (ε = {:.4}; composed ε = {:.4} of the budget's {})",
             r.id,
@@ -680,7 +818,7 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         .map_err(unpublished)?;
     spinner.set(&format!("writing the release into {}", out.display()));
     let outputs = write_dir_atomically(out, a.force, |dir| {
-        write_release(dir, &rel, &query, &names, a.threshold, a.reproject_to.as_ref().or(a.crs.as_ref()), a.map_format)
+        write_release(dir, &rel, &query, &names, a.threshold.unwrap_or(0.0), georef, a.map_format)
     })
     .map_err(unpublished)?;
     spinner.finish();
@@ -702,7 +840,7 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         }
         ledger_state = Some(format!("ledger entry #{id} of '{dataset}', committed"));
     }
-    report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound);
+    report_diagnostics(&rel.diagnostics, &rel, mechanism.params().release.response_bound, a.plan.as_deref());
     if mechanism.params().release.sensitivity.assumes_rkhs_responses() && rel.diagnostics.policy.responses_clipped > 0 {
         eprintln!(
             "WARNING (private, not published): under --assume-rkhs-responses every |y| ≤ B ≤ M_Y, yet {} response(s) exceeded M_Y and were clipped — these data break the stated assumption of Lemma B.8, so its guarantee does not cover them",

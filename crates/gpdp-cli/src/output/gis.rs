@@ -46,6 +46,48 @@ impl Crs {
         self.wkt
     }
 
+    /// The CRS's name from its WKT, e.g. "OSGB 1936 / British National Grid".
+    pub fn name(&self) -> &'static str {
+        self.wkt.split_once("[\"").and_then(|(_, r)| r.split_once('"')).map_or("", |(n, _)| n)
+    }
+
+    /// "EPSG:CODE name", e.g. "EPSG:27700 OSGB 1936 / British National Grid".
+    pub fn label(&self) -> String {
+        let n = self.name();
+        if n.is_empty() { format!("EPSG:{}", self.code) } else { format!("EPSG:{} {n}", self.code) }
+    }
+
+    /// The coordinates' unit: "°" for a geographic CRS, else the proj4
+    /// `+units` ("m", "ft", "us-ft", …; "m" when absent, PROJ's default).
+    pub fn unit(&self) -> &'static str {
+        if self.is_geographic() {
+            return "°";
+        }
+        self.proj4
+            .split_whitespace()
+            .find_map(|t| t.strip_prefix("+units="))
+            .unwrap_or(if self.proj4.contains("+to_meter=") { "" } else { "m" })
+    }
+
+    /// Names of the two coordinates: the WKT's AXIS names in lower case
+    /// (e.g. "easting", "northing"); "longitude", "latitude" for a
+    /// geographic CRS; else "x", "y".
+    pub fn axis_names(&self) -> [String; 2] {
+        if self.is_geographic() {
+            return ["longitude".into(), "latitude".into()];
+        }
+        let names: Vec<String> = self
+            .wkt
+            .split("AXIS[\"")
+            .skip(1)
+            .filter_map(|r| r.split_once('"').map(|(n, _)| n.to_lowercase()))
+            .collect();
+        match names.as_slice() {
+            [a, b, ..] if !a.is_empty() && !b.is_empty() && a != b => [a.clone(), b.clone()],
+            _ => ["x".into(), "y".into()],
+        }
+    }
+
     /// Reprojects points (x, y) from this CRS to `to` in place; geographic
     /// coordinates are longitude/latitude in degrees on both sides.
     pub fn reproject(&self, to: &Crs, pts: &mut [[f64; 2]]) -> Result<()> {
@@ -103,12 +145,41 @@ pub fn reproject_dataset(data: gpdp::Dataset, from: &Crs, to: &Crs, what: &Path)
     Ok(gpdp::Dataset::new(gpdp::model::points::Points::new(flat, 2)?, data.y().to_vec())?)
 }
 
+/// GDAL's metadata tag (TIFFTAG_GDAL_METADATA, 42112): an XML list of
+/// items; per band (`sample`, 0-based) its description ("path 1" …, what
+/// rasterio's `descriptions` and QGIS's band names show) and its unit
+/// (rasterio's `units`, GDAL's `GetUnitType`).
+fn gdal_metadata(bands: usize, units: Option<&str>) -> String {
+    let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+    let mut x = String::from("<GDALMetadata>\n");
+    for b in 0..bands {
+        x.push_str(&format!(
+            "  <Item name=\"DESCRIPTION\" sample=\"{b}\" role=\"description\">released path {}</Item>\n",
+            b + 1
+        ));
+        if let Some(u) = units {
+            x.push_str(&format!("  <Item name=\"UNITTYPE\" sample=\"{b}\" role=\"unittype\">{}</Item>\n", esc(u)));
+        }
+    }
+    x.push_str("</GDALMetadata>\n");
+    x
+}
+
 /// Writes a GeoTIFF of `bands` (each nx·ny values, x fastest, rows from the
 /// *lowest* y up) on the grid with points x0 + i·dx, y0 + j·dy: 64-bit float
 /// samples, one band per draw, PixelIsPoint georeferencing (the tie point is
 /// the grid point (x0, y_max) at pixel (0, 0)), CRS `crs` (as a projected
-/// or geographic CRS key, as GeoTIFF 1.1 requires).
-pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &[Vec<f64>], crs: &Crs) -> Result<()> {
+/// or geographic CRS key, as GeoTIFF 1.1 requires), each band described as
+/// "released path b" (1-based) with the responses' `units` ([`gdal_metadata`]).
+pub fn write_geotiff(
+    path: &Path,
+    nx: usize,
+    ny: usize,
+    grid: [f64; 4],
+    bands: &[Vec<f64>],
+    crs: &Crs,
+    units: Option<&str>,
+) -> Result<()> {
     let [x0, y0, dx, dy] = grid;
     let nb = bands.len();
     if nb == 0 || nb > u16::MAX as usize || bands.iter().any(|b| b.len() != nx * ny) {
@@ -128,6 +199,7 @@ pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &
     }
     // Tags (sorted by number), each (tag, type, values). Types: 3 SHORT, 4 LONG, 12 DOUBLE.
     enum V {
+        Ascii(Vec<u8>),
         Short(Vec<u16>),
         Long(Vec<u32>),
         Double(Vec<f64>),
@@ -155,8 +227,11 @@ pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &
     ];
     if nb > 1 {
         tags.push((338, V::Short(vec![0; nb - 1])));
-        tags.sort_by_key(|t| t.0);
     }
+    let mut meta = gdal_metadata(nb, units).into_bytes();
+    meta.push(0);
+    tags.push((42112, V::Ascii(meta)));
+    tags.sort_by_key(|t| t.0);
     let mut out = Vec::with_capacity(data.len() + 1024);
     out.extend_from_slice(b"II");
     out.extend_from_slice(&42u16.to_le_bytes());
@@ -173,6 +248,7 @@ pub fn write_geotiff(path: &Path, nx: usize, ny: usize, grid: [f64; 4], bands: &
     let mut entries = Vec::with_capacity(12 * n);
     for (tag, v) in &tags {
         let (typ, count, bytes): (u16, usize, Vec<u8>) = match v {
+            V::Ascii(a) => (2, a.len(), a.clone()),
             V::Short(s) => (3, s.len(), s.iter().flat_map(|x| x.to_le_bytes()).collect()),
             V::Long(l) => (4, l.len(), l.iter().flat_map(|x| x.to_le_bytes()).collect()),
             V::Double(d) => (12, d.len(), d.iter().flat_map(|x| x.to_le_bytes()).collect()),

@@ -29,7 +29,57 @@ struct PublishedReport<'a> {
     #[serde(flatten)]
     release: &'a ReleaseReport,
     threshold: f64,
+    /// The CRS of the coordinates in paths.csv, the map and paths.tif.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crs: Option<CrsReport>,
     outputs: &'a [String],
+}
+
+/// report.json's `crs`: the outputs' CRS and, with `--reproject-to`, the
+/// data's original one.
+#[derive(Serialize)]
+struct CrsReport {
+    code: String,
+    name: &'static str,
+    unit: &'static str,
+    axes: [String; 2],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reprojected_from: Option<String>,
+}
+
+/// The coordinate reference of a release's outputs: the CRS they are in and,
+/// with `--reproject-to`, the CRS the data were given in.
+#[derive(Debug, Clone, Copy)]
+pub struct Georef<'a> {
+    /// The outputs' CRS.
+    pub crs: &'a Crs,
+    /// The data's CRS before reprojection, if any.
+    pub reprojected_from: Option<&'a Crs>,
+}
+
+/// GeoJSON coordinates are rounded to 10⁻⁷ degrees (about 1 cm), as RFC 7946
+/// suggests for precision that the data support.
+const GEOJSON_DECIMALS: i32 = 7;
+
+fn round_polygons(polys: Vec<gpdp::postprocess::contour::Polygon>) -> Vec<gpdp::postprocess::contour::Polygon> {
+    let s = 10f64.powi(GEOJSON_DECIMALS);
+    let ring = |r: Vec<[f64; 2]>| {
+        let mut out: Vec<[f64; 2]> = Vec::with_capacity(r.len());
+        for p in r {
+            let q = [(p[0] * s).round() / s, (p[1] * s).round() / s];
+            if out.last() != Some(&q) {
+                out.push(q);
+            }
+        }
+        out
+    };
+    polys
+        .into_iter()
+        .map(|p| gpdp::postprocess::contour::Polygon {
+            exterior: ring(p.exterior),
+            holes: p.holes.into_iter().map(ring).collect(),
+        })
+        .collect()
 }
 
 /// The formats a release's figures (map, maps, paths) are written in — a
@@ -150,10 +200,19 @@ pub fn write_release(
     query: &Query,
     names: &[String],
     threshold: f64,
-    crs: Option<&Crs>,
+    georef: Option<Georef>,
     formats: MapFormats,
 ) -> Result<Vec<String>> {
+    let crs = georef.map(|g| g.crs);
     let pts = query.points();
+    // Axis labels: the coordinate's name with its unit, and the CRS on the first.
+    let axis_labels: Vec<String> = match crs {
+        Some(c) if names.len() == 2 => {
+            let unit = if c.unit().is_empty() { String::new() } else { format!(" [{}]", c.unit()) };
+            vec![format!("{}{unit} — {}", names[0], c.label()), format!("{}{unit}", names[1])]
+        }
+        _ => names.to_vec(),
+    };
     let draws = rel.paths.len();
     let mut w = csv::Writer::from_path(dir.join("paths.csv"))?;
     let mut header: Vec<String> = names.to_vec();
@@ -166,12 +225,13 @@ pub fn write_release(
     }
     w.flush()?;
     let report = &rel.report;
-    let eps_line = format!(
-        "ε = {:.3}, δ = {:.2e}{}",
-        report.privacy.epsilon,
-        report.privacy.delta,
-        if report.private { "" } else { " (seeded: not private)" }
+    // ε and δ are shown rounded up: never below the certified values.
+    let (eps_shown, delta_shown) = (
+        gpdp::privacy::display::epsilon_up(report.privacy.epsilon, 3),
+        gpdp::privacy::display::delta_up(report.privacy.delta, 2),
     );
+    let eps_line =
+        format!("ε = {eps_shown}, δ = {delta_shown}{}", if report.private { "" } else { " (seeded: not private)" });
     let units = report.data_policy.units.as_deref().map(|u| format!(" [{u}]")).unwrap_or_default();
     // In data units the colours are centred on the threshold (white = t), over the stated range.
     let range = report.data_policy.response_range.map(|r| {
@@ -184,13 +244,10 @@ pub fn write_release(
             let grid = Grid2::new(counts[0], counts[1], (lo[0], hi[0]), (lo[1], hi[1]), rel.paths[0].clone())?;
             let status = if report.private { "private release" } else { "NOT private (seeded)" };
             let cb_label = report.data_policy.units.clone().unwrap_or_else(|| "f".into());
-            let style = PanelStyle { threshold, range, names, cb_label: &cb_label };
+            let style = PanelStyle { threshold, range, names: &axis_labels, cb_label: &cb_label };
             let panel_for = |g, title, shared| style.panel(g, title, shared);
-            let legend = format!(
-                "{status} · ε = {:.3}, δ = {:.0e} · darker: f ≥ {threshold}{units}",
-                report.privacy.epsilon, report.privacy.delta
-            );
-            let map = [panel_for(&grid, "released path 1".into(), None)];
+            let legend = format!("{status} · ε = {eps_shown}, δ = {delta_shown} · darker: f ≥ {threshold}{units}");
+            let map = [panel_for(&grid, "path 1: one random draw, not the best estimate".into(), None)];
             let mut georef = None;
             for f in formats.iter() {
                 let g = heatmap_figure(&dir.join(format!("map.{f}")), &map, 720, Some(&legend))?;
@@ -206,8 +263,11 @@ pub fn write_release(
                     .collect::<std::result::Result<Vec<_>, _>>()?;
                 let m = rel.paths[..shown].iter().flatten().fold(0.0f64, |m, v| m.max((v - threshold).abs()));
                 let shared = range.or(Some((threshold - m.max(1e-12), threshold + m.max(1e-12))));
-                let panels: Vec<HeatPanel> =
-                    grids.iter().enumerate().map(|(l, g)| panel_for(g, format!("path {}", l + 1), shared)).collect();
+                let panels: Vec<HeatPanel> = grids
+                    .iter()
+                    .enumerate()
+                    .map(|(l, g)| panel_for(g, format!("path {} (a random draw)", l + 1), shared))
+                    .collect();
                 for f in formats.iter() {
                     heatmap_figure(&dir.join(format!("maps.{f}")), &panels, 420, Some(&legend))?;
                 }
@@ -223,8 +283,8 @@ pub fn write_release(
             let polys = excursion_polygons(&grid, threshold);
             let (polys, coordinates) = match crs {
                 Some(c) => (
-                    c.polygons_to_wgs84(&polys)?,
-                    format!("WGS 84 longitude/latitude (RFC 7946), reprojected from EPSG:{}", c.code),
+                    round_polygons(c.polygons_to_wgs84(&polys)?),
+                    format!("WGS 84 longitude/latitude (RFC 7946) to 7 decimals, reprojected from {}", c.label()),
                 ),
                 None => (polys, "domain coordinates (x1, x2), not longitude/latitude".to_string()),
             };
@@ -232,7 +292,9 @@ pub fn write_release(
                 &polys,
                 json!({
                     "level": threshold,
-                    "set": format!("{{x : f(x) >= {threshold}}} of released path 1"),
+                    "threshold": threshold,
+                    "units": report.data_policy.units,
+                    "set": format!("{{x : f(x) >= {threshold}}} of released path 1 (one random draw)"),
                     "epsilon": report.privacy.epsilon,
                     "delta": report.privacy.delta,
                     "private": report.private,
@@ -241,7 +303,16 @@ pub fn write_release(
             );
             if let Some(c) = crs {
                 let (dx, dy) = ((hi[0] - lo[0]) / (counts[0] - 1) as f64, (hi[1] - lo[1]) / (counts[1] - 1) as f64);
-                write_geotiff(&dir.join("paths.tif"), counts[0], counts[1], [lo[0], lo[1], dx, dy], &rel.paths, c)?;
+                let units = report.data_policy.units.as_deref();
+                write_geotiff(
+                    &dir.join("paths.tif"),
+                    counts[0],
+                    counts[1],
+                    [lo[0], lo[1], dx, dy],
+                    &rel.paths,
+                    c,
+                    units,
+                )?;
             }
             std::fs::write(dir.join("excursion.geojson"), serde_json::to_vec_pretty(&gj)?)?;
         } else if counts.len() == 1 {
@@ -262,7 +333,7 @@ pub fn write_release(
                 .collect();
             let chart = LineChart {
                 title: format!("released sample paths — {eps_line}"),
-                x_label: names[0].clone(),
+                x_label: axis_labels[0].clone(),
                 y_label: format!("f(x){units}"),
                 log_x: false,
                 log_y: false,
@@ -270,6 +341,7 @@ pub fn write_release(
                 hlines: vec![(threshold, format!("t = {threshold}"))],
                 x_range: None,
                 y_range: None,
+                x_ticks: None,
             };
             for f in formats.iter() {
                 line_charts(&dir.join(format!("paths.{f}")), std::slice::from_ref(&chart), (900, 520))?;
@@ -277,7 +349,14 @@ pub fn write_release(
         }
     }
     let outputs = published_files(query, crs, rel.paths.len(), formats);
-    let published = PublishedReport { release: report, threshold, outputs: &outputs };
+    let crs_report = georef.map(|g| CrsReport {
+        code: format!("EPSG:{}", g.crs.code),
+        name: g.crs.name(),
+        unit: g.crs.unit(),
+        axes: [names.first().cloned().unwrap_or_default(), names.get(1).cloned().unwrap_or_default()],
+        reprojected_from: g.reprojected_from.map(|c| format!("EPSG:{}", c.code)),
+    });
+    let published = PublishedReport { release: report, threshold, crs: crs_report, outputs: &outputs };
     std::fs::write(dir.join("report.json"), serde_json::to_vec_pretty(&published)?)?;
     Ok(outputs)
 }

@@ -514,3 +514,89 @@ fn a_missing_ledger_is_refused_and_not_created() {
     let left: Vec<_> = std::fs::read_dir(t.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, [std::ffi::OsString::from("d.csv")], "a refused release left files behind");
 }
+
+/// Issue 38, items 1 and 2: a release calibrated to exactly the budget fits it and leaves
+/// nothing; the next refusal states the remaining budget; a refusal names the largest
+/// --target-epsilon that fits, which then fits as printed; `--target-epsilon remaining`
+/// calibrates to what remains and needs a ledger.
+#[test]
+fn a_budget_fits_exactly_and_the_refusal_says_what_fits() {
+    let t = tempfile::tempdir().unwrap();
+    let data = data_2d(t.path());
+    let ledger = t.path().join("l.sqlite").to_str().unwrap().to_string();
+    let calibrated = |out: &str, target: &str, dataset: &str| {
+        let mut a = release_args(&data, out, &ledger, "8");
+        let i = a.iter().position(|s| s == "--ridge").unwrap();
+        a.drain(i..i + 2);
+        let i = a.iter().position(|s| s == "sensors").unwrap();
+        a[i] = dataset.into();
+        a.extend(["--target-epsilon".to_string(), target.to_string(), "--json".to_string()]);
+        gpdp().args(a).output().unwrap()
+    };
+    let remaining = |dataset: &str| {
+        let v = show(&ledger);
+        let d = v.as_array().unwrap().iter().find(|d| d["budget"]["dataset"] == dataset).unwrap().clone();
+        d["remaining_epsilon"].as_f64().unwrap()
+    };
+    // Item 1: ε = 3 into a budget of 3.
+    assert!(init(&ledger, "exact", "3").status.success());
+    let o = calibrated(t.path().join("e1").to_str().unwrap(), "3", "exact");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let eps = r["privacy"]["epsilon"].as_f64().unwrap();
+    assert!(eps <= 3.0 && eps > 3.0 - 1e-6, "{eps}");
+    assert!(remaining("exact") < 1e-6, "{}", remaining("exact"));
+    let o = calibrated(t.path().join("e2").to_str().unwrap(), "0.5", "exact");
+    let e = stderr(&o);
+    assert!(!o.status.success() && e.contains("remaining ε = 0.0000"), "{e}");
+    // What remains is a rounding sliver: at most a target below 10⁻⁴ fits.
+    assert!(e.contains("no --target-epsilon of these parameters fits") || e.contains("below 0.0001 fits"), "{e}");
+    assert!(!t.path().join("e2").exists());
+
+    // Item 2: after one release of ε₁, a target of the whole budget is refused naming the
+    // largest target that fits; that target then fits as printed.
+    let one = composed_epsilon(1);
+    assert!(init(&ledger, "room", &format!("{}", 2.0 * one)).status.success());
+    let out = t.path().join("r1").to_str().unwrap().to_string();
+    let mut first = release_args(&data, &out, &ledger, "8");
+    let i = first.iter().position(|s| s == "sensors").unwrap();
+    first[i] = "room".into();
+    let o = gpdp().args(&first).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = calibrated(t.path().join("r2").to_str().unwrap(), &format!("{}", 2.0 * one), "room");
+    let e = stderr(&o);
+    assert!(!o.status.success(), "{e}");
+    let largest: f64 = e
+        .split("the largest --target-epsilon that fits is ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{e}"))
+        .parse()
+        .unwrap();
+    // Two releases compose to less than the sum: more than ε₁ is left.
+    assert!(largest > one && largest < 2.0 * one, "{largest} vs ε₁ = {one}");
+    assert!(e.contains(&format!("remaining ε = {:.4}", one)), "{e}");
+    let o = calibrated(t.path().join("r3").to_str().unwrap(), &format!("{largest}"), "room");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(remaining("room") < 1e-3 * one, "{}", remaining("room"));
+
+    // --target-epsilon remaining: the same on a fresh dataset, in one step.
+    assert!(init(&ledger, "rest", &format!("{}", 2.0 * one)).status.success());
+    let i = first.iter().position(|s| s == "room").unwrap();
+    first[i] = "rest".into();
+    let j = first.iter().position(|s| s == &out).unwrap();
+    first[j] = t.path().join("s1").to_str().unwrap().into();
+    assert!(gpdp().args(&first).output().unwrap().status.success());
+    let o = calibrated(t.path().join("s2").to_str().unwrap(), "remaining", "rest");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("calibrated to target ε = "), "{}", stderr(&o));
+    assert!(remaining("rest") < 1e-3 * one, "{}", remaining("rest"));
+    // Without a ledger, `remaining` means nothing.
+    let o = gpdp()
+        .args(["release", "--response-bound", "1", "--data", &data, "--kernel", "matern32", "--lengthscale", "0.3"])
+        .args(["--domain", "box:0,1,0,1", "--scale", "1", "--delta", "1e-5", "--grid", "8", "--quiet"])
+        .args(["--target-epsilon", "remaining", "--out", t.path().join("x").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && stderr(&o).contains("give --ledger FILE --dataset NAME"), "{}", stderr(&o));
+}

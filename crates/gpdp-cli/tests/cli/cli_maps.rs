@@ -164,9 +164,11 @@ fn svg_maps_beside_the_pngs_have_their_content() {
             && s.contains("f ≥ 25 [µg/m³]")),
         "{t:?}"
     );
-    for want in ["released path 1", "µg/m³", "easting", "northing"] {
+    for want in ["path 1: one random draw, not the best estimate", "µg/m³", "northing [m]"] {
         assert!(t.iter().any(|s| s == want), "{want} not in {t:?}");
     }
+    // Metre axes name their unit and the CRS.
+    assert!(t.iter().any(|s| s.starts_with("easting [m] — EPSG:27700 OSGB 1936")), "{t:?}");
     // Text names the embedded font and a generic fallback.
     assert!(
         doc.descendants()
@@ -185,7 +187,7 @@ fn svg_maps_beside_the_pngs_have_their_content() {
     let (w, h) = png_size(&both.join("maps.png"));
     assert_eq!((attr_f64(&doc.root_element(), "width"), attr_f64(&doc.root_element(), "height")), (w as f64, h as f64));
     let t = texts(&doc);
-    for want in ["path 1", "path 2", "path 3"] {
+    for want in ["path 1 (a random draw)", "path 2 (a random draw)", "path 3 (a random draw)"] {
         assert!(t.iter().any(|s| s == want), "{want} not in {t:?}");
     }
     assert_eq!(t.iter().filter(|s| *s == "µg/m³").count(), 3, "{t:?}");

@@ -188,6 +188,12 @@ fn quick_plan(proxy: &str, out: &Path, extra: &[&str]) -> std::process::Output {
     let i = a.iter().position(|s| s == PROXY).unwrap();
     a[i] = proxy.to_string();
     a.extend(["--reps", "1", "--restarts", "2", "--grid", "10"].map(String::from));
+    // A flag of `extra` replaces the default's (e.g. --threshold).
+    for f in extra.iter().filter(|f| f.starts_with("--")) {
+        if let Some(i) = a.iter().position(|s| s == f) {
+            a.drain(i..i + 2);
+        }
+    }
     a.extend(extra.iter().map(|s| s.to_string()));
     gpdp().args(&a).output().unwrap()
 }
@@ -211,7 +217,7 @@ fn a_plan_fitted_on_the_data_being_released_is_refused() {
         sha2::Sha256::digest(std::fs::read(&private).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
     assert_eq!(p["proxy_sha256"], want.as_str());
-    assert_eq!(p["version"], 3);
+    assert_eq!(p["version"], 4);
     assert_eq!(p["release"]["spec"]["kernel"], p["fit"]["kernel"], "plan.json stores the release spec: {p}");
     let release = |data: &Path, out: &Path| {
         gpdp()
@@ -424,4 +430,90 @@ fn plan_for_change_response_needs_less_ridge_at_every_epsilon() {
     // With the plan's relation it is released.
     let o = release(&b, &t.path().join("ok"), &["--relation", "change-response"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Issue 26 (plan) and 38 item 4: a range whose middle is far from the proxy's median is
+/// warned about with a centred range to use; the constant-map baseline is printed, stored
+/// and plotted; a private map no better than it is warned about, as is a threshold the
+/// private map never reaches; the smallest ε within the stated fraction is printed.
+#[test]
+fn plan_says_when_the_map_is_not_worth_publishing() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("wide");
+    let mut a = plan_args(out.to_str().unwrap());
+    let i = a.iter().position(|s| s == "0,40").unwrap();
+    a[i] = "0,80".into();
+    let i = a.iter().position(|s| s == "1,10,100").unwrap();
+    a[i] = "1,3".into();
+    a.extend(["--reps", "2", "--restarts", "2", "--grid", "12"].map(String::from));
+    let o = gpdp().args(&a).output().unwrap();
+    let (so, se) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{se}");
+    // The proxy's median is 20.82 µg/m³; the range's middle 40.
+    assert!(se.contains("median response 20.8200 µg/m³ is far from the middle of the response range [0, 80]"), "{se}");
+    assert!(se.contains("--response-range 0.0000,41.6400"), "{se}");
+    let p = json(&out.join("plan.json"));
+    let c = p["utility"]["constant_rmse"]["mean"].as_f64().unwrap();
+    // The constant map's RMSE is about the proxy's sd (6.26 µg/m³).
+    assert!((5.0..7.5).contains(&c), "{c}");
+    assert!(so.contains(&format!("constant map (the training mean everywhere): RMSE {c:.4}")), "{so}");
+    let pts = p["utility"]["points"].as_array().unwrap();
+    let useless: Vec<f64> = pts
+        .iter()
+        .filter(|q| q["holdout_rmse"]["mean"].as_f64().unwrap() >= c)
+        .map(|q| q["epsilon"].as_f64().unwrap())
+        .collect();
+    assert_eq!(p["assessment"]["no_better_than_constant"].as_array().unwrap().len(), useless.len());
+    assert!(!useless.is_empty(), "with the range 0,80 at ε ≤ 3 the map should be no better than flat: {p}");
+    assert!(se.contains("no better than a constant map's"), "{se}");
+    assert!(so.contains("within 10% of non-private: RMSE from"), "{so}");
+    let csv = std::fs::read_to_string(out.join("utility.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",constant_rmse_mean,constant_iou_mean"), "{csv}");
+
+    // A threshold above every value: the proxy's own map never reaches it.
+    let high = t.path().join("high");
+    let o = quick_plan(PROXY, &high, &["--threshold", "90"]);
+    let se = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{se}");
+    assert!(se.contains("never reaches the threshold t = 90"), "{se}");
+}
+
+/// Issue 26 (coordinates) and 40 item 2: `release --plan` takes the plan's threshold, δ and
+/// CRS (writing paths.tif and report.json's crs), and refuses a contradicting --crs.
+#[test]
+fn release_takes_the_plans_threshold_delta_and_crs() {
+    let t = tempfile::tempdir().unwrap();
+    let planned = t.path().join("plan");
+    let o = quick_plan(PROXY, &planned, &["--crs", "EPSG:27700", "--threshold", "22"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(json(&planned.join("plan.json"))["release"]["crs"], "EPSG:27700");
+    let plan = planned.join("plan.json");
+    let release = |out: &Path, extra: &[&str]| {
+        gpdp()
+            .args(["release", "--plan", plan.to_str().unwrap(), "--data", READINGS])
+            .args(["--x", "easting,northing", "--y", "pm25", "--target-epsilon", "10"])
+            .args(["--grid", "12", "--snap", "grid", "--seed", "1", "--quiet", "--out", out.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = t.path().join("r");
+    let o = release(&out, &[]);
+    let se = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{se}");
+    assert!(se.contains("threshold t = 22") && se.contains("CRS EPSG:27700") && se.contains("δ = 0.00001"), "{se}");
+    let r = json(&out.join("report.json"));
+    assert_eq!(r["threshold"], 22.0);
+    assert_eq!(r["crs"]["code"], "EPSG:27700");
+    assert_eq!(r["privacy"]["delta"], 1e-5);
+    assert!(out.join("paths.tif").exists());
+    let gj = json(&out.join("excursion.geojson"));
+    assert_eq!(gj["features"][0]["properties"]["threshold"], 22.0, "{gj}");
+    assert_eq!(gj["features"][0]["properties"]["units"], "µg/m³", "{gj}");
+    // Another CRS contradicts the plan's: refused, nothing written.
+    let bad = t.path().join("bad");
+    let o = release(&bad, &["--crs", "EPSG:32630"]);
+    let se = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && se.contains("contradicts the plan's CRS EPSG:27700"), "{se}");
+    assert!(!bad.exists());
 }

@@ -523,6 +523,7 @@ fn tiff_tags(b: &[u8]) -> std::collections::BTreeMap<u16, Vec<f64>> {
         let o = ifd + 2 + 12 * e;
         let (tag, typ, count) = (u16_at(o), u16_at(o + 2), u32_at(o + 4) as usize);
         let size = match typ {
+            2 => 1,
             3 => 2,
             4 => 4,
             12 => 8,
@@ -533,6 +534,7 @@ fn tiff_tags(b: &[u8]) -> std::collections::BTreeMap<u16, Vec<f64>> {
             .map(|k| {
                 let p = at + k * size;
                 match typ {
+                    2 => b[p] as f64,
                     3 => u16_at(p) as f64,
                     4 => u32_at(p) as f64,
                     _ => f64::from_le_bytes(b[p..p + 8].try_into().unwrap()),
@@ -629,6 +631,20 @@ fn crs_gives_a_geotiff_and_wgs84_geojson() {
     let keys: Vec<u16> = tags[&34735].iter().map(|&v| v as u16).collect();
     assert!(keys.windows(4).any(|w| w == [3072, 0, 1, 27700]), "{keys:?}");
     assert!(keys.windows(4).any(|w| w == [1025, 0, 1, 2]), "PixelIsPoint: {keys:?}");
+    // GDAL's metadata tag: each band described, 1-based, with the unit (none given here).
+    let meta: String = tags[&42112].iter().map(|&c| c as u8 as char).collect();
+    assert!(meta.starts_with("<GDALMetadata>") && meta.ends_with("</GDALMetadata>\n\0"), "{meta}");
+    for b in 0..2 {
+        let item =
+            format!("<Item name=\"DESCRIPTION\" sample=\"{b}\" role=\"description\">released path {}</Item>", b + 1);
+        assert!(meta.contains(&item), "{meta}");
+    }
+    assert!(!meta.contains("UNITTYPE"), "{meta}");
+    let report: Value = serde_json::from_slice(&std::fs::read(Path::new(&out).join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["crs"]["code"], "EPSG:27700");
+    assert_eq!(report["crs"]["name"], "OSGB 1936 / British National Grid");
+    assert_eq!(report["crs"]["unit"], "m");
+    assert_eq!(report["crs"]["axes"], serde_json::json!(["easting", "northing"]));
     // Values: band b at row r (from the top), column c equals path b+1 at (c, 6 − r).
     let b = std::fs::read(Path::new(&out).join("paths.tif")).unwrap();
     let off = tags[&273][0] as usize;
@@ -798,6 +814,10 @@ fn geographic_covariates_are_reprojected_before_the_mechanism() {
         assert!((x - y).abs() < 1e-4, "{x} vs {y}");
     }
     assert!(o2.join("paths.tif").exists());
+    // The reprojected coordinates are named for the target CRS, not the data's lon,lat columns.
+    assert!(a.starts_with("e,n,path_1\n") && b.starts_with("easting,northing,path_1\n"), "{}", &b[..40]);
+    let r: Value = serde_json::from_slice(&std::fs::read(o2.join("report.json")).unwrap()).unwrap();
+    assert_eq!((&r["crs"]["code"], &r["crs"]["reprojected_from"]), (&"EPSG:27700".into(), &"EPSG:4326".into()));
     // Every output is in the target CRS, as the first release's are: the
     // same .prj and world file (the values differ by the datum round trip),
     // and GeoJSON in lon/lat degrees near (−0.53, 51.5).

@@ -248,15 +248,17 @@ pub struct ReleaseReport {
 /// The guarantee in one line: "(ε, δ)-differentially private release of L
 /// posterior sample path(s) (n, r, σ, η, accounting) under the relation,
 /// protecting …", marked when the generator was seeded.
+/// ε and δ are rounded up ([`crate::privacy::display`]).
 pub fn statement(r: &PrivacyReport, private: bool) -> String {
+    use crate::privacy::display::{delta_up, epsilon_up};
     let base = match &r.gaussian {
         Some(g) => {
             let p = &g.release;
             let relation = g.neighbouring_relation;
             format!(
-                "({:.4}, {:.3e})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, exact Gaussian accounting) under {}: protects {}",
-                r.epsilon,
-                r.delta,
+                "({}, {})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, exact Gaussian accounting) under {}: protects {}",
+                epsilon_up(r.epsilon, 4),
+                delta_up(r.delta, 4),
                 r.total_draws(),
                 p.n,
                 p.ridge,
@@ -270,9 +272,9 @@ pub fn statement(r: &PrivacyReport, private: bool) -> String {
             let c = &r.components[0];
             let relation = NeighbouringRelation::ReplaceOne;
             format!(
-                "({:.4}, {:.3e})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, {} conversion) under {}: protects {}",
-                r.epsilon,
-                r.delta,
+                "({}, {})-differentially private release of {} posterior sample path(s) (n = {}, r = {:.6}, σ = {}, η = {}, {} conversion) under {}: protects {}",
+                epsilon_up(r.epsilon, 4),
+                delta_up(r.delta, 4),
                 r.total_draws(),
                 c.n,
                 c.ridge,

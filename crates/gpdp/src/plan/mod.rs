@@ -20,12 +20,14 @@
 //! they are; run it on the private data and the release that uses the
 //! result is no longer private. The mathematics is in docs/plan.md.
 
+mod assess;
 mod fit;
 mod likelihood;
 mod utility;
 
 use serde::{Deserialize, Serialize};
 
+pub use assess::{Assessment, assess, centre_warning};
 pub use fit::{Bounds, Fit, FitOptions, Restart, fit};
 pub use likelihood::{Hyper, log_marginal_likelihood};
 pub use utility::{Summary, Utility, UtilityAt, UtilityOptions, calibrate_with_floor, utility_curve};
@@ -33,7 +35,11 @@ pub use utility::{Summary, Utility, UtilityAt, UtilityOptions, calibrate_with_fl
 use crate::model::units::ResponseRange;
 
 /// Version of the [`Plan`] schema (plan.json).
-pub const PLAN_VERSION: u32 = 3;
+pub const PLAN_VERSION: u32 = 4;
+
+/// The oldest plan.json version this gpdp still reads (version 3 lacks the
+/// constant-map baseline, the assessment and the CRS, read as absent).
+pub const PLAN_VERSION_MIN: u32 = 3;
 
 /// What a plan is computed from, stated in every plan.json.
 pub const PLAN_NOTE: &str = "Computed from PUBLIC or proxy data only (never the private data): the hyperparameters are public inputs of the release, and the utility figures are simulations on the proxy with seeded draws, not releases.";
@@ -70,6 +76,9 @@ pub struct Plan {
     pub release: PlannedRelease,
     /// Utility against ε.
     pub utility: Utility,
+    /// Whether the map is worth publishing ([`assess`]; version 4).
+    #[serde(default)]
+    pub assessment: Option<Assessment>,
 }
 
 /// The public settings of the planned release.
@@ -89,8 +98,15 @@ pub struct PlannedRelease {
     pub draws: u64,
     /// δ.
     pub delta: f64,
-    /// Excursion level t (data units) of the utility figures.
+    /// Excursion level t (data units) of the utility figures; `gpdp release
+    /// --plan` uses it unless given --threshold.
     pub threshold: f64,
+    /// The covariates' CRS as `EPSG:CODE` (after any reprojection: the CRS
+    /// of the domain and the lengthscale), if the plan was given one;
+    /// `gpdp release --plan` uses it and refuses a contradicting --crs
+    /// (version 4).
+    #[serde(default)]
+    pub crs: Option<String>,
     /// The release's spec (docs/spec.md): the fitted kernel, ℓ and σ, the
     /// domain, δ, L, the response scale, the units and the ridge floor λ/σ
     /// — everything but the target ε, which the release gives (version 3).

@@ -13,7 +13,10 @@
 //!
 //! Repetitions draw new splits and new paths; means and standard deviations
 //! are reported. The non-private baseline scores the training part's
-//! posterior mean the same way.
+//! posterior mean the same way, and the constant-map baseline the flat map
+//! at the training part's mean response (clipped to the response scale, as
+//! the mechanism sees it): a private map whose RMSE is not below the
+//! constant map's says nothing a single published number would not.
 
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +99,17 @@ pub struct Utility {
     pub baseline_rmse: Summary,
     /// The non-private training mean's IoU with the full proxy's set.
     pub baseline_iou: Summary,
+    /// The flat map at the training part's mean response, scored alike
+    /// (absent from plans written before version 4).
+    #[serde(default)]
+    pub constant_rmse: Option<Summary>,
+    /// The flat map's IoU: its set {c ≥ t} is the whole grid or empty.
+    #[serde(default)]
+    pub constant_iou: Option<Summary>,
+    /// The weighted fraction of the grid in the proxy's non-private set
+    /// {μ ≥ t} (0: the threshold is never reached; absent before version 4).
+    #[serde(default)]
+    pub reference_fraction: Option<f64>,
 }
 
 /// The mechanism for `target_epsilon` with the ridge not below
@@ -129,6 +143,13 @@ fn posterior_mean(params: &MechanismParams, hyper: Hyper, data: &Dataset, q: &Po
     let kernel = Kernel::new(params.release.kernel.kind(), hyper.lengthscale)?;
     let post = Posterior::fit(kernel, &d, hyper.ridge())?;
     Ok(post.mean(q)?.into_iter().map(|v| to_data(params, v)).collect())
+}
+
+/// The constant map's level (data units): the mean of the responses as the
+/// mechanism sees them (mapped and clipped), mapped back.
+fn constant_level(params: &MechanismParams, y: &[f64]) -> f64 {
+    let m = y.iter().map(|&v| internal(params, v)).sum::<f64>() / y.len().max(1) as f64;
+    to_data(params, m)
 }
 
 fn rmse(f: &[f64], y: &[f64]) -> f64 {
@@ -205,7 +226,11 @@ pub fn utility_curve(
     let weights = grid_weights(&opts.grid)?;
     let reference: Vec<bool> =
         posterior_mean(template, hyper, proxy, grid_pts)?.iter().map(|&v| v >= opts.threshold).collect();
+    let total_weight: f64 = weights.iter().sum();
+    let reference_fraction = reference.iter().zip(&weights).filter(|(r, _)| **r).map(|(_, w)| w).sum::<f64>()
+        / total_weight.max(f64::MIN_POSITIVE);
     let mut rmse_reps = vec![Vec::new(); targets.len()];
+    let (mut const_rmse, mut const_iou) = (Vec::new(), Vec::new());
     let mut iou_reps = vec![Vec::new(); targets.len()];
     let (mut base_rmse, mut base_iou) = (Vec::new(), Vec::new());
     let mut train_template = template.clone();
@@ -227,6 +252,14 @@ pub fn utility_curve(
         base_rmse.push(rmse(&mean[..held], test.y()));
         let set: Vec<bool> = mean[held..].iter().map(|&v| v >= opts.threshold).collect();
         base_iou.push(crate::postprocess::metrics::iou(&set, &reference, &weights)?);
+        // The flat map at the training mean, as the mechanism sees the responses.
+        let c = constant_level(template, train.y());
+        const_rmse.push(rmse(&vec![c; held], test.y()));
+        const_iou.push(crate::postprocess::metrics::iou(
+            &vec![c >= opts.threshold; grid_pts.len()],
+            &reference,
+            &weights,
+        )?);
         let query = Query::Points(q);
         for (k, (&eps, m)) in targets.iter().zip(&simulated).enumerate() {
             progress.step(&format!("simulating ε = {eps}: repetition {} of {}", rep + 1, opts.reps));
@@ -261,5 +294,8 @@ pub fn utility_curve(
         points,
         baseline_rmse: Summary::of(&base_rmse),
         baseline_iou: Summary::of(&base_iou),
+        constant_rmse: Some(Summary::of(&const_rmse)),
+        constant_iou: Some(Summary::of(&const_iou)),
+        reference_fraction: Some(reference_fraction),
     })
 }

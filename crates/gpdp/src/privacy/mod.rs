@@ -29,6 +29,7 @@ pub mod constants;
 pub mod conversion;
 pub mod curve;
 pub mod data_free;
+pub mod display;
 mod elementary;
 pub mod event;
 pub mod gaussian;

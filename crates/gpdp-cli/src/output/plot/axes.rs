@@ -108,9 +108,13 @@ pub(super) fn auto_range(vals: impl Iterator<Item = f64>, pad: f64, log: bool) -
 use gpdp::postprocess::palette::{linear_ticks, nice_step, tick_decimals};
 
 /// A tick label for `v` on an axis with tick spacing `step` and largest
-/// magnitude `mag`: plain decimals, or scientific notation for very large or
-/// very small numbers.
+/// magnitude `mag`: plain decimals (plain integers up to 10⁸ when the
+/// spacing is whole, e.g. metres of a projected CRS: "385000"), or
+/// scientific notation for very large or very small numbers.
 pub(super) fn fmt_tick(v: f64, step: f64, mag: f64) -> String {
+    if (1e5..1e8).contains(&mag) && step >= 1.0 && step.fract() == 0.0 {
+        return format!("{v:.0}");
+    }
     if !(1e-3..1e5).contains(&mag) {
         if v == 0.0 {
             return "0".into();

@@ -50,14 +50,16 @@ pub(super) fn draw_heat_panel<DB: DrawingBackend>(
     let frame = frame_for(area, &sz, &p.title, &ay, &p.x_label, &p.y_label);
     // The plotting area: domain aspect ratio (bounded), centred in what is left.
     let main_w = w - cb_w;
-    let avail_w = main_w.saturating_sub(frame.y_area + sz.pad) as f64;
+    // A left margin keeps the rotated y description inside the figure.
+    let left = sz.pad / 3;
+    let avail_w = main_w.saturating_sub(frame.y_area + sz.pad + left) as f64;
     let avail_h = h.saturating_sub(frame.title_h + frame.x_area + sz.pad / 2) as f64;
     ensure!(avail_w >= 40.0 && avail_h >= 40.0, "panel too small for its labels");
     let aspect = ((yhi - ylo) / (xhi - xlo)).clamp(0.5, 2.0);
     let (pw, ph) = if avail_h / avail_w > aspect { (avail_w, avail_w * aspect) } else { (avail_h / aspect, avail_h) };
     let (ex, ey) = ((avail_w - pw).max(0.0) as u32, (avail_h - ph).max(0.0) as u32);
     let main = area.clone().shrink((0, 0), (main_w, h));
-    let extra = (ex / 2, ey / 2, sz.pad + ex - ex / 2, sz.pad / 2 + ey - ey / 2);
+    let extra = (left + ex / 2, ey / 2, sz.pad + ex - ex / 2, sz.pad / 2 + ey - ey / 2);
     let mut chart = build_chart(&main, &ax, &ay, &frame, extra)?;
 
     // Cells: one rectangle each, edges shared exactly between neighbours.

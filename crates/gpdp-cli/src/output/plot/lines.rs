@@ -25,6 +25,14 @@ pub(super) fn validate_line_chart(c: &LineChart) -> Result<()> {
     Ok(())
 }
 
+/// `v` with at most three significant decimals and no trailing zeros.
+pub(super) fn short_number(v: f64) -> String {
+    let mag = v.abs().max(1e-300).log10().floor();
+    let decimals = (2.0 - mag).clamp(0.0, 12.0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+}
+
 /// The axis for a range given in data units or found from values in drawing units.
 pub(super) fn make_axis(log: bool, explicit: Option<(f64, f64)>, vals: Vec<f64>, target: usize) -> Axis {
     let (lo, hi) = match explicit {
@@ -66,7 +74,15 @@ pub(super) fn draw_line_chart<DB: DrawingBackend>(area: &Area<DB>, c: &LineChart
         }
     }
     yvals.extend(c.hlines.iter().filter_map(|(v, _)| probe_y.tr(*v)));
-    let ax = make_axis(c.log_x, c.x_range, xvals, 6);
+    let mut ax = make_axis(c.log_x, c.x_range, xvals, 6);
+    if let Some(t) = &c.x_ticks {
+        ax.ticks = t
+            .iter()
+            .filter_map(|&v| Some((ax.tr(v)?, short_number(v))))
+            .filter(|t| t.0 >= ax.lo && t.0 <= ax.hi)
+            .collect();
+        ax.minor.clear();
+    }
     let ay = make_axis(c.log_y, c.y_range, yvals, 6);
     let frame = frame_for(area, &sz, &c.title, &ay, &c.x_label, &c.y_label);
     let mut chart = build_chart(area, &ax, &ay, &frame, (sz.pad / 2, 0, sz.pad + sz.pad / 2, sz.pad / 2))?;

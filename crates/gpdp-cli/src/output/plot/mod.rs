@@ -274,6 +274,9 @@ pub struct LineChart {
     pub x_range: Option<(f64, f64)>,
     /// Vertical range; default: the data, error bars and guides with a 5% margin.
     pub y_range: Option<(f64, f64)>,
+    /// Horizontal tick positions (data units), each labelled with its value
+    /// (e.g. every planned ε); default: automatic ticks.
+    pub x_ticks: Option<Vec<f64>>,
 }
 
 /// Line charts side by side, each `chart_px` = (width, height) pixels, as

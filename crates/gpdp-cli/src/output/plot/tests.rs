@@ -50,6 +50,7 @@ fn chart(title: &str, series: Vec<Series>) -> LineChart {
         hlines: Vec::new(),
         x_range: None,
         y_range: None,
+        x_ticks: None,
     }
 }
 
@@ -279,7 +280,9 @@ fn ticks() {
     assert_eq!(linear_ticks(-0.05, 1.05, 0.2), vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]);
     assert_eq!(fmt_tick(0.6000000000000001, 0.2, 1.0), "0.6");
     assert_eq!(fmt_tick(2e-5, 1e-5, 5e-5), "2e-5");
-    assert_eq!(fmt_tick(250000.0, 50000.0, 3e5), "2.5e5");
+    assert_eq!(fmt_tick(250000.0, 50000.0, 3e5), "250000");
+    assert_eq!(fmt_tick(385000.0, 5000.0, 3.9e5), "385000");
+    assert_eq!(fmt_tick(2.5e8, 5e7, 3e8), "2.5e8");
     assert_eq!(fmt_tick(15.0, 5.0, 20.0), "15");
     let a = Axis::log(-3.2, 1.1);
     let labels: Vec<&str> = a.ticks.iter().map(|t| t.1.as_str()).collect();
@@ -586,6 +589,7 @@ fn gallery() {
             hlines: vec![(1.0, "trivial".into())],
             x_range: None,
             y_range: Some((0.0, 1.1)),
+            x_ticks: None,
         },
         LineChart {
             title: "ε vs number of draws L".into(),
@@ -614,6 +618,7 @@ fn gallery() {
             hlines: vec![(10.0, "ε = 10".into())],
             x_range: None,
             y_range: None,
+            x_ticks: None,
         },
     ];
     line_charts(&dir.join("lines.png"), &charts, (520, 400)).unwrap();
