@@ -62,7 +62,7 @@ impl PyPrivacyReport {
     /// The neighbouring relation the statement holds for, in words.
     #[getter]
     fn neighbouring_relation(&self) -> &'static str {
-        self.inner.gaussian.as_ref().map_or(NeighbouringRelation::ReplaceOne, |g| g.neighbouring_relation).name()
+        self.inner.neighbouring_relation().name()
     }
     /// With exact Gaussian accounting (change-response): μ, how it was
     /// obtained and the release's parameters, as a dict; else None.
@@ -77,7 +77,7 @@ impl PyPrivacyReport {
     }
     /// All fields, as `gpdp account --json` prints them.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_py_value(py, &self.inner)
+        to_py_value(py, &self.inner.to_value())
     }
     fn __repr__(&self) -> String {
         format!(
@@ -501,7 +501,8 @@ impl PyCalibration {
         let d = PyDict::new(py);
         d.set_item("solve", self.inner.solve.name())?;
         d.set_item("value", self.inner.value)?;
-        d.set_item("report", to_py_value(py, &self.inner.report)?)?;
+        d.set_item("report", to_py_value(py, &self.inner.report.to_value())?)?;
+        d.set_item("neighbouring_relation", self.inner.report.neighbouring_relation().name())?;
         d.set_item("target_epsilon", self.target_epsilon)?;
         d.set_item("permissive_value", self.inner.permissive_value)?;
         let pe = self.inner.permissive_epsilon;

@@ -192,6 +192,27 @@ pub struct Resolved {
 }
 
 impl ReleaseArgs {
+    /// Refuses `--conversion pld` and `--bound joint|paper` where the
+    /// guarantee is the exact Gaussian statement (`why`: σ = 0, data-free
+    /// noise; or change-one-response), which uses neither: a flag that
+    /// would be silently ignored is refused instead.
+    pub fn refuse_unused_accounting(&self, why: &str) -> Result<()> {
+        let pld = matches!(self.conversion, Some(gpdp::Accounting::Pld));
+        let bound = self.bound.filter(|b| *b != BoundChoice::Tight);
+        if pld || bound.is_some() {
+            let flag = match (pld, bound) {
+                (true, Some(b)) => format!("--conversion pld and --bound {b}"),
+                (true, None) => "--conversion pld".to_string(),
+                (false, Some(b)) => format!("--bound {b}"),
+                (false, None) => unreachable!(),
+            };
+            bail!(
+                "{flag} does not apply here: {why}, so the guarantee is the Gaussian mechanism's exact (ε, δ) profile at its distance μ (docs/proofs/change-response.md), with no RDP bound or PLD conversion to choose — drop {flag}"
+            );
+        }
+        Ok(())
+    }
+
     /// The model flags that are required and absent, each with what it is
     /// (`need_ridge`/`need_scale` are false when that parameter is solved for).
     pub fn missing(&self, need_ridge: bool, need_scale: bool) -> Vec<&'static str> {

@@ -119,6 +119,7 @@ pub fn run(a: AccountArgs) -> Result<()> {
     let res = a.release.resolve(n, None)?;
     if gpdp::privacy::data_free::is_data_free(&res.params) {
         // σ = 0 with η > 0: data-free noise, the exact Gaussian statement.
+        a.release.refuse_unused_accounting("σ = 0 makes the noise data-free")?;
         let report = gpdp::privacy::data_free::account(&res.params, res.draws, a.delta, a.epsilon)?;
         return print_gaussian(&report, a.json);
     }
@@ -153,6 +154,7 @@ fn run_change_response(a: &AccountArgs) -> Result<()> {
         crate::args::require(vec!["--delta δ (to get ε) or --epsilon ε (to get δ)"])?;
     }
     let res = a.release.resolve(n, None)?;
+    a.release.refuse_unused_accounting("under change-one-response the release is a Gaussian mechanism")?;
     let report =
         gpdp::privacy::change_response::account(&res.params, res.draws, covariates.as_ref(), a.delta, a.epsilon)?;
     print_gaussian(&report, a.json)
@@ -188,7 +190,7 @@ fn print_gaussian(report: &gpdp::privacy::change_response::ChangeResponseReport,
 
 pub fn print_report(report: &PrivacyReport, json: bool) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(report)?);
+        println!("{}", serde_json::to_string_pretty(&report.to_value())?);
     } else {
         println!("{}", report_text(report));
     }

@@ -64,6 +64,11 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
     let res = a.release.resolve(a.n, Some(a.solve))?;
     let data_free = !change_response && gpdp::privacy::data_free::is_data_free(&res.params);
     if change_response || data_free {
+        a.release.refuse_unused_accounting(if data_free {
+            "σ = 0 makes the noise data-free"
+        } else {
+            "under change-one-response the release is a Gaussian mechanism"
+        })?;
         if a.solve == Solve::Draws && a.release.draws.is_some() {
             bail!("--draws is what --solve draws computes; leave it out");
         }
@@ -81,8 +86,7 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
             )?
         };
         if a.json {
-            let out =
-                json!({"solve": a.solve.name(), "value": value, "target_epsilon": a.target_epsilon, "report": report});
+            let out = json!({"solve": a.solve.name(), "value": value, "target_epsilon": a.target_epsilon, "neighbouring_relation": report.neighbouring_relation, "report": report});
             println!("{}", serde_json::to_string_pretty(&out)?);
         } else {
             println!(
@@ -106,7 +110,8 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
         let out = json!({
             "solve": c.solve.name(),
             "value": c.value,
-            "report": c.report,
+            "report": c.report.to_value(),
+            "neighbouring_relation": c.report.neighbouring_relation(),
             "target_epsilon": a.target_epsilon,
             "permissive_value": c.permissive_value,
             "permissive_epsilon": if c.permissive_epsilon.is_finite() { json!(c.permissive_epsilon) } else { json!(null) },

@@ -250,6 +250,9 @@ pub fn run(a: PlanArgs) -> Result<()> {
     // same bytes (a plan fitted on the private data would publish its fitted hyperparameters).
     let proxy_sha256 = gpdp::plan::sha256_hex(&gpdp::io::read_bounded(proxy_path, gpdp::io::MAX_INPUT_BYTES)?);
     let (_names, mut proxy) = gpdp::io::read_dataset_columns(proxy_path, &cols)?;
+    // The records as read (before any reprojection), so that `release --plan` can count the
+    // data's records among them whatever their order or number format.
+    let fingerprints = gpdp::plan::record_fingerprints(&proxy);
     if let (Some(from), Some(to)) = (&a.crs, &a.reproject_to) {
         proxy = crate::output::gis::reproject_dataset(proxy, from, to, proxy_path)?;
     }
@@ -420,6 +423,7 @@ pub fn run(a: PlanArgs) -> Result<()> {
         proxy: proxy_path.display().to_string(),
         proxy_sha256,
         proxy_records: proxy.len(),
+        proxy_record_fingerprints: Some(fingerprints),
         fitted_ridge: h.ridge(),
         fit,
         bounds,

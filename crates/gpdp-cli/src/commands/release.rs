@@ -235,6 +235,10 @@ pub struct ReleaseCmdArgs {
     /// Where the hyperparameters came from (set by --plan).
     #[arg(skip)]
     pub hyperparameter_source: gpdp::HyperparameterSource,
+
+    /// The plan's proxy record fingerprints (set by --plan).
+    #[arg(skip)]
+    pub plan_fingerprints: Option<Vec<String>>,
 }
 
 /// `--target-epsilon`: a finite number, or `remaining` (held as +∞ until
@@ -413,7 +417,17 @@ impl ReleaseCmdArgs {
                 bail!("{flag} needs 2-D covariates (easting, northing); the domain is {dim}-D");
             }
         }
-        Ok(spec.mechanism_for_data(data, self.hyperparameter_source.clone())?)
+        let m = spec.mechanism_for_data(data, self.hyperparameter_source.clone())?;
+        if let Some(g) = &m.privacy().gaussian {
+            self.model.refuse_unused_accounting(
+                if g.neighbouring_relation == gpdp::NeighbouringRelation::ChangeResponse {
+                    "under change-one-response the release is a Gaussian mechanism"
+                } else {
+                    "σ = 0 makes the noise data-free"
+                },
+            )?;
+        }
+        Ok(m)
     }
 
     /// The query and its coordinate column names.
@@ -476,6 +490,7 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
             );
         }
     }
+    a.plan_fingerprints = plan.proxy_record_fingerprints.clone();
     a.hyperparameter_source = gpdp::HyperparameterSource::Plan {
         plan: path.display().to_string(),
         proxy: plan.proxy.clone(),
@@ -752,6 +767,9 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     if let Some(path) = &a.covariates {
         check_public_covariates(&a, path, &data)?;
     }
+    if let Some(fps) = &a.plan_fingerprints {
+        check_not_the_proxy(fps, &data, data_path, a.plan.as_deref().unwrap_or(Path::new("plan.json")))?;
+    }
     if let (Some(from), Some(to)) = (&a.crs, &a.reproject_to) {
         data = crate::output::gis::reproject_dataset(data, from, to, data_path)?;
     }
@@ -860,6 +878,33 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     } else {
         println!("wrote {} into {}", outputs.join(", "), out.display());
         println!("{}", rel.report.statement);
+    }
+    Ok(())
+}
+
+/// Above this fraction of the data's records found in the plan's proxy, the
+/// release is refused: the plan was fitted on (much of) the private data.
+const SHARED_RECORDS_REFUSED: f64 = 0.5;
+
+/// `release --plan`: the data's records counted among the plan's proxy
+/// records by their parsed values (gpdp::plan::shared_records): refused when
+/// more than half are shared, warned when any are. The count is about the
+/// private data: it goes to stderr only, never into the published folder.
+fn check_not_the_proxy(fingerprints: &[String], data: &Dataset, data_path: &Path, plan: &Path) -> Result<()> {
+    let shared = gpdp::plan::shared_records(fingerprints, data);
+    let n = data.len().max(1);
+    if shared as f64 > SHARED_RECORDS_REFUSED * n as f64 {
+        bail!(
+            "refusing to release (private, not published): {shared} of the {n} records of --data {} are records of the proxy the plan was fitted on (--plan {}; compared as parsed numbers, so reordering or reformatting does not matter) — hyperparameters fitted on the private data are not covered by the guarantee; fit the plan on public or proxy data",
+            data_path.display(),
+            plan.display()
+        );
+    }
+    if shared > 0 {
+        eprintln!(
+            "WARNING (private, not published): {shared} of the {n} records of --data {} are also records of the plan's proxy (same covariates and response); if the proxy holds private records, the plan's hyperparameters are not covered by the guarantee",
+            data_path.display()
+        );
     }
     Ok(())
 }

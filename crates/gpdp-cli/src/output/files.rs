@@ -312,6 +312,19 @@ pub fn check_inputs_apart(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -
                     out.display()
                 );
             }
+            if i.starts_with(&o) && oflag != "--out" {
+                // A file output (--log, a ledger…) given as a folder: it would replace nothing,
+                // but it is not a file to write either.
+                bail!(
+                    "{oflag} {} is a folder (it holds {iflag} {}): {oflag} names a FILE to write, not a folder — give a file path outside the inputs' folders, e.g. {}; nothing was done",
+                    out.display(),
+                    input.display(),
+                    out.parent()
+                        .unwrap_or(Path::new("."))
+                        .join(format!("{}.json", oflag.trim_start_matches('-')))
+                        .display()
+                );
+            }
             if i.starts_with(&o) {
                 bail!(
                     "{iflag} {} lies inside {oflag} {}: writing the output replaces that folder (with --force, deleting the input) — choose an {oflag} that holds none of the inputs; nothing was done",

@@ -62,6 +62,8 @@ pub fn report_text(r: &PrivacyReport) -> String {
     } else {
         let _ = writeln!(s, "Privacy of {} composed releases ({total} draws in all)", r.components.len());
     }
+    let relation = r.neighbouring_relation();
+    let _ = writeln!(s, "  relation      {relation}: protects {}", relation.protects());
     for (i, c) in r.components.iter().enumerate() {
         if r.components.len() > 1 {
             let _ = writeln!(s, "  release {} (L = {})", i + 1, c.draws);

@@ -73,8 +73,8 @@ fn account_json_has_the_documented_fields() {
     .unwrap();
     let want = rel.epsilon(gpdp::Draws::new(3).unwrap(), 0.05, gpdp::Conversion::Improved).unwrap();
     assert_eq!(v["epsilon"].as_f64().unwrap(), want.epsilon);
-    // The JSON is the library's schema, serialised as it is.
-    assert_eq!(v, serde_json::to_value(&want).unwrap());
+    // The JSON is the library's schema, serialised as it is, with the relation stated.
+    assert_eq!(v, want.to_value());
     // ε at α: rdp + conversion at the reported α.
     let (a, rdp) = (v["alpha"].as_f64().unwrap(), v["rdp"].as_f64().unwrap());
     let conv = rdp + ((a - 1.0) / a).ln() - (0.05f64.ln() + a.ln()) / (a - 1.0);
@@ -300,6 +300,33 @@ fn batch_matches_single_runs_and_reports_bad_rows() {
     single.extend(["0.05", "--json"]);
     let v = json_of(&single);
     assert_eq!(rows[0][eps_col].parse::<f64>().unwrap(), v["epsilon"].as_f64().unwrap());
+    // Issue 38 item 11: every row, and the single report, state the relation they assume.
+    let rel_col = h.iter().position(|c| c == "neighbouring_relation").expect("a relation column");
+    assert!(rows.iter().all(|r| &r[rel_col] == "replace-one, n public"), "{rows:?}");
+    assert_eq!(v["neighbouring_relation"], "replace-one, n public");
+    assert!(v["protects"].as_str().unwrap().contains("each record"), "{v}");
+    let c = json_of(&[
+        "calibrate",
+        "--solve",
+        "ridge",
+        "--target-epsilon",
+        "8",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "1",
+        "--domain",
+        "interval:0,1",
+        "--n",
+        "10",
+        "--scale",
+        "5",
+        "--delta",
+        "0.05",
+        "--json",
+    ]);
+    assert_eq!(c["neighbouring_relation"], "replace-one, n public", "{c}");
+    assert_eq!(c["report"]["neighbouring_relation"], "replace-one, n public", "{c}");
 
     // Ragged and non-numeric rows are named; no output file is written.
     let bad = dir.path().join("bad.csv");
@@ -633,4 +660,72 @@ fn change_response_calibration_is_certified_and_tight() {
     };
     assert!(eps(r) <= 1.0, "r = {r}: ε = {}", eps(r));
     assert!(eps(r * (1.0 - 1e-6)) > 1.0, "r = {r} is not the smallest");
+}
+
+/// Issue 38 item 9: σ = 0 (η > 0) under change-response is refused with its reason (not
+/// "σ must be > 0", which replace-one accepts); accounting flags the exact Gaussian
+/// statement does not use are refused instead of silently ignored, in account, calibrate
+/// and release.
+#[test]
+fn exact_gaussian_statements_refuse_flags_they_would_ignore() {
+    let cr = ["--relation", "change-response"];
+    let common = ["--ridge", "1", "--delta", "1e-5"];
+    let mut a = base(&["--scale", "0", "--gp-noise", "0.5"]);
+    a.extend(cr);
+    a.extend(common);
+    fails_with(&a, "σ = 0 (η = 0.5) under change-one-response");
+    fails_with(&a, "--relation replace-one, under which σ = 0 is the data-free release");
+    // Replace-one with σ = 0 is accounted exactly; pld and joint do not apply.
+    let mut a = base(&["--scale", "0", "--gp-noise", "0.5"]);
+    a.extend(common);
+    assert!(gpdp().args(&a).output().unwrap().status.success());
+    a.extend(["--conversion", "pld"]);
+    fails_with(&a, "--conversion pld does not apply here: σ = 0 makes the noise data-free");
+    let mut a = base(&["--scale", "1", "--bound", "joint"]);
+    a.extend(cr);
+    a.extend(common);
+    fails_with(&a, "--bound joint does not apply here: under change-one-response");
+    // The tight default, given explicitly, is accepted (it is what the comparison uses).
+    let mut a = base(&["--scale", "1", "--bound", "tight"]);
+    a.extend(cr);
+    a.extend(common);
+    assert!(gpdp().args(&a).output().unwrap().status.success());
+    let cal = [
+        "calibrate",
+        "--solve",
+        "ridge",
+        "--target-epsilon",
+        "2",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "1",
+        "--domain",
+        "interval:0,1",
+        "--n",
+        "10",
+        "--scale",
+        "0",
+        "--gp-noise",
+        "0.5",
+        "--delta",
+        "1e-5",
+        "--bound",
+        "paper",
+    ];
+    fails_with(&cal, "--bound paper does not apply here: σ = 0 makes the noise data-free");
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("d.csv");
+    std::fs::write(&data, "x,y\n0.1,0.2\n0.5,-0.3\n0.9,0.4\n").unwrap();
+    let out = t.path().join("o");
+    let o = gpdp()
+        .args(["release", "--data", data.to_str().unwrap(), "--response-bound", "1", "--kernel", "exponential"])
+        .args(["--lengthscale", "0.3", "--domain", "interval:0,1", "--scale", "1", "--ridge", "1"])
+        .args(["--delta", "1e-3", "--grid", "5", "--seed", "1", "--quiet", "--relation", "change-response"])
+        .args(["--conversion", "pld", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("--conversion pld does not apply here"), "{e}");
+    assert!(!out.exists());
 }

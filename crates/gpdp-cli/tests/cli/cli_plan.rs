@@ -238,15 +238,43 @@ fn a_plan_fitted_on_the_data_being_released_is_refused() {
         assert!(e.contains("same SHA-256") && e.contains(&want), "{e}");
         assert!(!out.exists());
     }
-    // The plan's file, changed since: released, with a warning on stderr.
-    let mut bytes = std::fs::read(&private).unwrap();
-    bytes.extend_from_slice(b"\n");
-    std::fs::write(&private, &bytes).unwrap();
+    // Issue 38 item 5: a row-permuted copy with CRLF line endings and reformatted numbers has
+    // other bytes but the same records: refused, naming how many are shared (stderr only).
+    let text = std::fs::read_to_string(&private).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let header = lines.remove(0);
+    lines.reverse();
+    let mut reformatted = format!("{header}\r\n");
+    for l in &lines {
+        let f: Vec<&str> = l.split(',').collect();
+        // Every numeric field written with a trailing zero ("17.5" → "17.50", "3" → "3.0").
+        let g: Vec<String> = f
+            .iter()
+            .map(|v| match v.parse::<f64>() {
+                Ok(_) if v.contains('.') || v.contains('e') => format!("{v}0").replace("e0", "e"),
+                Ok(_) => format!("{v}.0"),
+                Err(_) => v.to_string(),
+            })
+            .collect();
+        reformatted.push_str(&g.join(","));
+        reformatted.push_str("\r\n");
+    }
+    let shuffled = t.path().join("shuffled.csv");
+    std::fs::write(&shuffled, &reformatted).unwrap();
+    let n = lines.len();
+    let out = t.path().join("refused2");
+    let o = release(&shuffled, &out);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(e.contains(&format!("{n} of the {n} records of --data")) && e.contains("as parsed numbers"), "{e}");
+    assert!(!out.exists());
+    // The plan's file, changed since to other records: released, with a warning on stderr.
+    std::fs::copy(PROXY, &private).unwrap();
     let out = t.path().join("warned");
     let o = release(&private, &out);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{e}");
-    assert!(e.contains("is the file the plan was fitted on"), "{e}");
+    assert!(e.contains("is the file the plan was fitted on") && !e.contains("also records of the plan's proxy"), "{e}");
     // Other data: released, and the report names the plan and its proxy's hash.
     let out = t.path().join("ok");
     let o = release(Path::new(PROXY), &out);

@@ -1089,3 +1089,25 @@ fn data_free_noise_gets_the_exact_gaussian_statement() {
     none[at + 1] = "0";
     refused(&none, &out2, "or 0 with GP noise η > 0");
 }
+
+/// Issue 38, item 8: `--log DIR` where DIR holds --data is refused saying that --log names a
+/// file, not that anything would be deleted; nothing is written.
+#[test]
+fn a_log_folder_holding_the_data_is_refused_as_not_a_file() {
+    let t = tempfile::tempdir().unwrap();
+    let data = write(t.path(), "d.csv", "x,y\n0.1,0.2\n0.5,-0.3\n0.9,0.4\n");
+    let out = t.path().join("out");
+    let o = gpdp()
+        .args(["release", "--data", &data, "--response-bound", "1", "--kernel", "exponential"])
+        .args(["--lengthscale", "0.3", "--domain", "interval:0,1", "--scale", "1", "--ridge", "1"])
+        .args(["--delta", "1e-3", "--grid", "5", "--seed", "1", "--quiet"])
+        .args(["--out", out.to_str().unwrap(), "--log", t.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(e.contains("--log") && e.contains("is a folder") && e.contains("names a FILE to write"), "{e}");
+    assert!(!e.contains("deleting"), "{e}");
+    assert!(!out.exists());
+    assert_eq!(files(t.path()), ["d.csv"]);
+}

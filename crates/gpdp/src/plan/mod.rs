@@ -23,6 +23,7 @@
 mod assess;
 mod fit;
 mod likelihood;
+mod records;
 mod utility;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use assess::{Assessment, assess, centre_warning};
 pub use fit::{Bounds, Fit, FitOptions, Restart, fit};
 pub use likelihood::{Hyper, log_marginal_likelihood};
+pub use records::{record_fingerprint, record_fingerprints, shared_records};
 pub use utility::{Summary, Utility, UtilityAt, UtilityOptions, calibrate_with_floor, utility_curve};
 
 use crate::model::units::ResponseRange;
@@ -66,6 +68,12 @@ pub struct Plan {
     pub proxy_sha256: String,
     /// Proxy records read.
     pub proxy_records: usize,
+    /// The proxy's record fingerprints, sorted ([`record_fingerprints`], of
+    /// the records as read, before any reprojection): `gpdp release --plan`
+    /// counts the data's records among them and refuses when many are
+    /// shared (version 4; absent before).
+    #[serde(default)]
+    pub proxy_record_fingerprints: Option<Vec<String>>,
     /// The fit (kernel, ℓ, σ, λ, every start).
     pub fit: Fit,
     /// The search bounds.

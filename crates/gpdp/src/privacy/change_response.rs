@@ -94,6 +94,15 @@ pub fn account(
     delta: Option<f64>,
     epsilon: Option<f64>,
 ) -> Result<ChangeResponseReport> {
+    if params.scale == 0.0 {
+        // The limit σ → 0 of the distance is finite (s_i = [K A⁻²]_ii / η²), but the
+        // certified closed form below is written in partial fractions over σ², and no
+        // proof in docs/proofs/ covers the limit yet: refused with the reason, not guessed.
+        return Err(Error::Unsupported(format!(
+            "σ = 0 (η = {}) under change-one-response: the certified distance of docs/proofs/change-response.md needs σ > 0 — give a small σ > 0 (as σ → 0 the distance grows to a finite limit), or use --relation replace-one, under which σ = 0 is the data-free release with its own exact accounting",
+            fmt_value(params.gp_noise)
+        )));
+    }
     let release = params.check()?;
     let p = &release.params;
     let (mu, worst, source) = match covariates {
@@ -527,6 +536,20 @@ mod tests {
             }
         }
         total
+    }
+
+    /// Issue 38 item 9: σ = 0 with η > 0 is refused with its reason (under
+    /// replace-one it is the data-free release), with or without covariates.
+    #[test]
+    fn zero_scale_is_refused_with_the_reason() {
+        let x = Points::new(vec![0.1, 0.2, 0.5, 0.6, 0.9, 0.1], 2).unwrap();
+        let mut p = ReleaseParams::new(Kernel::exponential(0.5).unwrap(), "box:0,1,0,1".parse().unwrap(), 3, 1.0, 0.0);
+        p.gp_noise = 0.5;
+        for cov in [None, Some(&x)] {
+            let e = account(&p, Draws::ONE, cov, Some(1e-5), None).unwrap_err();
+            assert!(matches!(e, Error::Unsupported(_)), "{e}");
+            assert!(e.to_string().contains("σ = 0 (η = 0.5) under change-one-response"), "{e}");
+        }
     }
 
     fn random_points(rng: &mut ChaCha8Rng, n: usize) -> Points {

@@ -182,6 +182,26 @@ impl GaussianRelease {
 }
 
 impl PrivacyReport {
+    /// The neighbouring relation the statement holds for: the Gaussian
+    /// block's (change-one-response, or a data-free release), else
+    /// replace-one (the RDP bounds of the components are for replace-one).
+    pub fn neighbouring_relation(&self) -> crate::mechanism::NeighbouringRelation {
+        self.gaussian.as_ref().map_or(crate::mechanism::NeighbouringRelation::ReplaceOne, |g| g.neighbouring_relation)
+    }
+
+    /// The report as JSON, with its `neighbouring_relation` stated at the
+    /// top level (as `gpdp account --json`, calibrate, batch rows and
+    /// Python's `to_dict` give it), and what that relation protects.
+    pub fn to_value(&self) -> Value {
+        let mut v = serde_json::to_value(self).expect("a privacy report serialises");
+        if let Value::Object(o) = &mut v {
+            let r = self.neighbouring_relation();
+            o.insert("neighbouring_relation".into(), serde_json::to_value(r).expect("a relation serialises"));
+            o.insert("protects".into(), Value::String(r.protects().to_string()));
+        }
+        v
+    }
+
     /// The total number of draws over all components.
     pub fn total_draws(&self) -> u64 {
         let gaussian = self.gaussian.as_ref().map_or(0, |g| g.release.draws.get());
@@ -204,7 +224,7 @@ impl PrivacyReport {
     /// of the schema appears exactly once and no name twice; non-finite
     /// numbers are the strings "inf"/"-inf", an absent κ is null.
     pub fn flat_fields(&self) -> Vec<(String, Value)> {
-        let v = serde_json::to_value(self).expect("a privacy report serialises");
+        let v = self.to_value();
         let Value::Object(top) = v else { unreachable!("a struct serialises to an object") };
         let mut out = Vec::new();
         let mut components = Vec::new();
