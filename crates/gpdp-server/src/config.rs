@@ -58,6 +58,12 @@ pub struct Config {
     /// (507) before anything is allocated.
     #[serde(default = "default_max_state")]
     pub max_state_bytes: u64,
+    /// Of `max_state_bytes`, the bytes anonymous evaluation requests may
+    /// not take: kept for the admin's release creations, so that public
+    /// load cannot make a creation fail (507). Default: a quarter of the
+    /// cap; 0 shares the whole cap.
+    #[serde(default)]
+    pub admin_reserved_bytes: Option<u64>,
     /// Open connections at most; a connection beyond the limit is answered
     /// 503 at once and closed (it is not queued).
     #[serde(default = "default_max_connections")]
@@ -172,10 +178,24 @@ impl Config {
                 return Err(ServerError::Config(format!("{}: {name} must be at most 86400 (one day)", path.display())));
             }
         }
+        if c.admin_reserved_bytes.is_some_and(|r| r > c.max_state_bytes) {
+            return Err(ServerError::Config(format!(
+                "{}: admin_reserved_bytes ({}) must be at most max_state_bytes ({})",
+                path.display(),
+                c.admin_reserved_bytes.unwrap_or(0),
+                c.max_state_bytes
+            )));
+        }
         if c.max_grid < 2 {
             return Err(ServerError::Config(format!("{}: max_grid must be ≥ 2", path.display())));
         }
         Ok(c)
+    }
+
+    /// The bytes of the state cap kept for admin creations
+    /// (`admin_reserved_bytes`, default a quarter of `max_state_bytes`).
+    pub fn admin_reserve(&self) -> u64 {
+        self.admin_reserved_bytes.unwrap_or(self.max_state_bytes / 4).min(self.max_state_bytes)
     }
 
     /// The admin token: `admin_token`, else the environment variable; None

@@ -47,10 +47,13 @@ pub fn extend_workspace_bytes(n: usize, m: usize, k: usize) -> u64 {
     F64 * ((m + k) * (m + k) + n * (m + 2 * k) + m * k + 3 * k * k)
 }
 
-/// The state memory in use, against the cap.
+/// The state memory in use, against the cap. Anonymous evaluations
+/// ([`MemoryCap::reserve_for_reads`]) may fill it only up to the cap less
+/// the admin reserve; creations ([`MemoryCap::reserve`]) up to the cap.
 #[derive(Debug)]
 pub struct MemoryCap {
     cap: u64,
+    admin_reserve: u64,
     used: Mutex<u64>,
 }
 
@@ -62,9 +65,10 @@ pub struct Reservation<'a> {
 }
 
 impl MemoryCap {
-    /// A cap of `cap` bytes, none used.
-    pub fn new(cap: u64) -> MemoryCap {
-        MemoryCap { cap, used: Mutex::new(0) }
+    /// A cap of `cap` bytes, none used, of which `admin_reserve` bytes
+    /// anonymous evaluations may not take.
+    pub fn new(cap: u64, admin_reserve: u64) -> MemoryCap {
+        MemoryCap { cap, admin_reserve: admin_reserve.min(cap), used: Mutex::new(0) }
     }
 
     /// The cap in bytes.
@@ -80,11 +84,26 @@ impl MemoryCap {
     /// Takes `bytes` for `what`, or refuses (507) if the total would exceed
     /// the cap; nothing is taken on refusal.
     pub fn reserve(&self, bytes: u64, what: &str) -> Result<Reservation<'_>, ServerError> {
+        self.take(bytes, what, self.cap, "")
+    }
+
+    /// [`MemoryCap::reserve`] for an anonymous evaluation: refused (507) if
+    /// the total would exceed the cap less the admin reserve.
+    pub fn reserve_for_reads(&self, bytes: u64, what: &str) -> Result<Reservation<'_>, ServerError> {
+        let note = if self.admin_reserve > 0 {
+            format!(", of which {} (admin_reserved_bytes) are kept for creating releases", human(self.admin_reserve))
+        } else {
+            String::new()
+        };
+        self.take(bytes, what, self.cap - self.admin_reserve, &note)
+    }
+
+    fn take(&self, bytes: u64, what: &str, limit: u64, note: &str) -> Result<Reservation<'_>, ServerError> {
         let mut used = self.used.lock().map_err(|_| ServerError::Store("the memory cap's lock was poisoned".into()))?;
         let total = used.saturating_add(bytes);
-        if total > self.cap {
+        if total > limit {
             return Err(ServerError::InsufficientStorage(format!(
-                "{what} needs {} of state memory; {} of the server's {} (max_state_bytes) are in use — try fewer points, or retire releases",
+                "{what} needs {} of state memory; {} of the server's {} (max_state_bytes{note}) are in use — try fewer points, or retire releases",
                 human(bytes),
                 human(*used),
                 human(self.cap)
@@ -134,9 +153,26 @@ pub fn human(bytes: u64) -> String {
 mod tests {
     use super::*;
 
+    /// Issue 38 item 7: anonymous evaluations cannot take the admin reserve.
+    #[test]
+    fn reads_leave_the_admin_reserve_for_creations() {
+        let cap = MemoryCap::new(1000, 300);
+        let r = cap.reserve_for_reads(600, "reads").unwrap();
+        r.keep(600);
+        let e = cap.reserve_for_reads(200, "more reads").unwrap_err();
+        assert_eq!(e.status().as_u16(), 507);
+        assert!(e.to_string().contains("admin_reserved_bytes"), "{e}");
+        assert!(cap.reserve_for_reads(100, "a little").is_ok());
+        // A creation may use the reserve.
+        let c = cap.reserve(400, "a creation").unwrap();
+        assert_eq!(cap.used(), 1000);
+        drop(c);
+        assert_eq!(cap.used(), 600);
+    }
+
     #[test]
     fn reservations_are_refused_beyond_the_cap_and_returned_on_drop() {
-        let cap = MemoryCap::new(1000);
+        let cap = MemoryCap::new(1000, 0);
         let a = cap.reserve(600, "a").unwrap();
         let e = cap.reserve(500, "b").unwrap_err();
         assert_eq!(e.status().as_u16(), 507);

@@ -97,7 +97,7 @@ impl Service {
             None => None,
         };
         let stored = store.releases()?;
-        let memory = MemoryCap::new(config.max_state_bytes);
+        let memory = MemoryCap::new(config.max_state_bytes, config.admin_reserve());
         let svc = Service { config, store: Mutex::new(store), ledger, releases: RwLock::new(BTreeMap::new()), memory };
         for r in stored {
             let entry = svc.restore(&r);
@@ -359,10 +359,10 @@ impl Service {
             let dim = e.domain.dim();
             let grow = memory::path_bytes(before + new, dim) - memory::path_bytes(before, dim);
             let work = memory::extend_workspace_bytes(live.data.len(), before, new);
-            Some(
-                self.memory
-                    .reserve(grow + work, &format!("revealing {new} new point(s) on a path with {before} revealed"))?,
-            )
+            Some(self.memory.reserve_for_reads(
+                grow + work,
+                &format!("revealing {new} new point(s) on a path with {before} revealed"),
+            )?)
         } else {
             None
         };

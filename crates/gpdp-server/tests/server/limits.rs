@@ -136,7 +136,10 @@ fn connections_beyond_the_limit_are_refused_503() {
 #[test]
 fn the_server_wide_state_memory_cap_refuses_507_before_allocating() {
     // 2 MB of state; each path may reveal 2 000 points (32 MB at its cap).
-    let (dir, config) = setup("max_state_bytes = 2000000\nmax_revealed = 2000\nrate_limit_per_minute = 0\n", true);
+    let (dir, config) = setup(
+        "max_state_bytes = 2000000\nadmin_reserved_bytes = 0\nmax_revealed = 2000\nrate_limit_per_minute = 0\n",
+        true,
+    );
     let s = Server::start(&config);
     let mut sp = spec(dir.path());
     sp["draws"] = json!(4);
@@ -183,4 +186,47 @@ fn the_server_wide_state_memory_cap_refuses_507_before_allocating() {
     let id2 = s.create(&sp);
     let (st, v) = s.post(&format!("/releases/{id2}/eval"), &batch(path, 50 * b));
     assert_eq!(st, 200, "{v}");
+}
+
+/// Issue 38 item 7: anonymous evaluations fill the state memory only up to the cap less the
+/// admin reserve, so however much public load there is, an admin creation still fits; the
+/// refusal names the reserve. Bounded loops on 127.0.0.1.
+#[test]
+fn anonymous_load_cannot_block_an_admin_create() {
+    let (dir, config) = setup(
+        "max_state_bytes = 2000000\nadmin_reserved_bytes = 600000\nmax_revealed = 2000\nrate_limit_per_minute = 0\n",
+        true,
+    );
+    let s = Server::start(&config);
+    let mut sp = spec(dir.path());
+    sp["draws"] = json!(4);
+    let id = s.create(&sp);
+    let ev = format!("/releases/{id}/eval");
+    let mut refused = None;
+    'fill: for path in 0..4 {
+        for b in 0..20 {
+            let pts: Vec<[f64; 2]> = (50 * b..50 * b + 50)
+                .map(|i| [(i as f64 * 0.7548776662) % 1.0, (i as f64 * 0.5698402910) % 1.0])
+                .collect();
+            let (st, v) = s.post(&ev, &json!({"points": pts, "path": path}));
+            match st {
+                200 => {}
+                507 => {
+                    refused = Some(v);
+                    break 'fill;
+                }
+                _ => panic!("path {path} batch {b}: {st} {v}"),
+            }
+        }
+    }
+    let v = refused.expect("anonymous reads must hit the cap within 4 × 20 batches");
+    assert!(v["error"].as_str().unwrap().contains("admin_reserved_bytes"), "{v}");
+    // The memory the reads could not take is there for the admin.
+    let (st, v) = s.request("POST", "/releases", Some(&sp.to_string()), Some(TOKEN));
+    assert_eq!(st, 201, "an admin create must fit in the reserve: {v}");
+    // An admin_reserved_bytes above the cap is refused when the server starts.
+    let (bad_dir, bad) = setup("max_state_bytes = 1000\nadmin_reserved_bytes = 2000\n", false);
+    let e = gpdp_server::config::Config::load(&bad).unwrap_err();
+    assert!(e.to_string().contains("admin_reserved_bytes (2000) must be at most max_state_bytes (1000)"), "{e}");
+    drop(bad_dir);
 }
