@@ -81,6 +81,10 @@ pub struct ReleaseArgs {
 
     /// Kernel scale σ > 0 (prior GP(0, σ²k)), or `inf` for a
     /// covariance-only release. Larger σ = more private (mean term only).
+    /// Units: with --response-range LO,HI, σ (and η) are in half-widths
+    /// (HI − LO)/2 around the prior mean (LO + HI)/2; with --response-bound
+    /// M_Y they are in data units around the prior mean 0 (report.json's
+    /// data_policy.scale_meaning says which, in words).
     /// For a release, σ = 0 with --gp-noise η > 0 releases μ_D + GP(0, η²k),
     /// whose noise does not depend on the data: exact Gaussian accounting
     /// (docs/proofs/data-free-noise.md).
@@ -88,7 +92,7 @@ pub struct ReleaseArgs {
     pub scale: Option<f64>,
 
     /// Standard deviation scale η ≥ 0 of independent GP(0, η²k) noise added
-    /// to each released path (Proposition 2).
+    /// to each released path (Proposition 2), in the units of σ.
     #[arg(long = "gp-noise", value_name = "η", value_parser = parse_f64)]
     pub gp_noise: Option<f64>,
 

@@ -774,6 +774,11 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         data = crate::output::gis::reproject_dataset(data, from, to, data_path)?;
     }
     let mechanism = if wants_remaining(&a) { fit_remaining(&mut a, &data)? } else { a.mechanism(&data)? };
+    // Public inputs only: σ against the response scale.
+    let p = mechanism.params();
+    for w in p.response_scale().sigma_warnings(p.release.scale, p.units.as_deref().unwrap_or("")) {
+        eprintln!("warning: {w}");
+    }
     // Reprojected coordinates are named for the target CRS (e.g. easting, northing), not the data's columns.
     let names = match &a.reproject_to {
         Some(to) => to.axis_names().to_vec(),

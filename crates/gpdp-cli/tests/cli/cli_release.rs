@@ -1111,3 +1111,53 @@ fn a_log_folder_holding_the_data_is_refused_as_not_a_file() {
     assert!(!out.exists());
     assert_eq!(files(t.path()), ["d.csv"]);
 }
+
+/// Issue 40 item 1: σ's meaning is stated (report.json's data_policy.scale_meaning) and a σ
+/// tiny against --response-bound is warned about, naming the fix; and the two flags give the
+/// same release when σ_bound = σ_range·M_Y with the range [−M_Y, M_Y].
+#[test]
+fn sigma_units_are_stated_and_the_two_response_flags_agree() {
+    let t = tempfile::tempdir().unwrap();
+    let mut csv = String::from("x,y\n");
+    for i in 0..12 {
+        csv.push_str(&format!("{},{}\n", 0.04 + 0.08 * i as f64, 20.0 + 25.0 * ((i * 7 % 12) as f64 / 11.0)));
+    }
+    let data = write(t.path(), "d.csv", &csv);
+    let run = |scale: &str, flags: [&str; 2], out: &str| {
+        gpdp()
+            .args(["release", "--data", &data, "--kernel", "matern32", "--lengthscale", "0.2"])
+            .args(["--domain", "interval:0,1", "--scale", scale, "--ridge", "1", "--delta", "1e-5"])
+            .args(["--grid", "21", "--seed", "7", "--quiet", "--out", t.path().join(out).to_str().unwrap()])
+            .args(flags)
+            .output()
+            .unwrap()
+    };
+    let o = run("0.5", ["--response-bound", "60"], "tiny");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("only 0.008 of M_Y = 60") && e.contains("--scale 30") && e.contains("--response-range"), "{e}");
+    let r: Value = serde_json::from_slice(&std::fs::read(t.path().join("tiny/report.json")).unwrap()).unwrap();
+    assert_eq!(r["data_policy"]["scale_meaning"]["prior_mean"], 0.0);
+    assert_eq!(r["data_policy"]["scale_meaning"]["sigma_unit"], 1.0);
+    // The same mechanism through both flags.
+    let a = run("30", ["--response-bound", "60"], "bound");
+    let b = run("0.5", ["--response-range", "-60,60"], "range");
+    assert!(a.status.success() && b.status.success());
+    assert!(!String::from_utf8_lossy(&a.stderr).contains("warning: σ"), "{}", String::from_utf8_lossy(&a.stderr));
+    let rb: Value = serde_json::from_slice(&std::fs::read(t.path().join("bound/report.json")).unwrap()).unwrap();
+    let rr: Value = serde_json::from_slice(&std::fs::read(t.path().join("range/report.json")).unwrap()).unwrap();
+    assert_eq!(rr["data_policy"]["scale_meaning"]["sigma_unit"], 60.0);
+    let (ea, eb) = (rb["privacy"]["epsilon"].as_f64().unwrap(), rr["privacy"]["epsilon"].as_f64().unwrap());
+    assert!((ea - eb).abs() <= 1e-9 * ea, "{ea} vs {eb}");
+    let vals = |d: &str| -> Vec<f64> {
+        std::fs::read_to_string(t.path().join(d).join("paths.csv"))
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+            .collect()
+    };
+    for (x, y) in vals("bound").iter().zip(vals("range")) {
+        assert!((x - y).abs() <= 1e-8 * 60.0, "{x} vs {y}");
+    }
+}

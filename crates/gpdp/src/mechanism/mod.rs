@@ -126,6 +126,14 @@ pub struct MechanismParams {
 }
 
 impl MechanismParams {
+    /// The response scale the mechanism was built with.
+    pub fn response_scale(&self) -> ResponseScale {
+        match self.response_range {
+            Some(r) => ResponseScale::Range(r),
+            None => ResponseScale::Bound(self.release.response_bound),
+        }
+    }
+
     /// One draw, the improved conversion, clipping, automatic sampler, no
     /// lattice, no cap on ε — and the responses' scale, which has no
     /// default ([`ResponseScale`]): `Bound(M)` sets `release.response_bound`

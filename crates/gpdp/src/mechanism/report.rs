@@ -176,6 +176,8 @@ pub struct DataPolicySummary {
     /// The responses' unit (a label).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units: Option<String>,
+    /// What σ and η mean at this response scale, and the prior mean.
+    pub scale_meaning: crate::model::units::ScaleMeaning,
     /// With snapping: the lattice spacing per axis and the largest distance a
     /// covariate can have been moved, half the cell diagonal (public).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -312,6 +314,7 @@ impl ReleaseReport {
                 covariate_lattice: p.covariate_lattice.as_ref().map(|l| l.counts().to_vec()),
                 response_range: p.response_range,
                 units: p.units.clone(),
+                scale_meaning: p.response_scale().meaning(p.release.scale, p.units.as_deref().unwrap_or("")),
                 snap: p.covariate_lattice.as_ref().filter(|l| l.snaps()).map(|l| {
                     let (lo, hi) = p.release.domain.bounding_box();
                     let spacing: Vec<f64> =

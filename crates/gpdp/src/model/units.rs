@@ -99,6 +99,83 @@ impl ResponseScale {
     }
 }
 
+/// What σ and η mean for a release with this response scale
+/// (docs/model.md, "The response scale, σ and the prior mean"): the release
+/// is a GP posterior with prior mean `prior_mean` and prior sd σ·`sigma_unit`
+/// in data units.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ScaleMeaning {
+    /// The prior mean the released map reverts to away from the data, in
+    /// data units: the middle of the range, or 0 under a bound.
+    pub prior_mean: f64,
+    /// Data units per unit of σ and η: the range's half-width, or 1 under a
+    /// bound (σ is then in data units).
+    pub sigma_unit: f64,
+    /// The same in words, with the given σ.
+    pub note: String,
+}
+
+impl ResponseScale {
+    /// What σ (and η) mean at this scale ([`ScaleMeaning`]), for a release
+    /// with kernel scale `sigma` and the unit label `units`.
+    pub fn meaning(&self, sigma: f64, units: &str) -> ScaleMeaning {
+        let u = if units.is_empty() { String::new() } else { format!(" {units}") };
+        match self {
+            ResponseScale::Range(r) => ScaleMeaning {
+                prior_mean: r.mid(),
+                sigma_unit: r.half(),
+                note: format!(
+                    "σ and η are in units of the response range's half-width ({}{u}): σ = {} is a prior sd of {}{u} around the prior mean {}{u}, the range's middle",
+                    r.half(),
+                    sigma,
+                    sigma * r.half(),
+                    r.mid()
+                ),
+            },
+            ResponseScale::Bound(m) => ScaleMeaning {
+                prior_mean: 0.0,
+                sigma_unit: 1.0,
+                note: format!(
+                    "σ and η are in data units (under a response bound M_Y = {m}{u}): σ = {sigma} is a prior sd of {sigma}{u} around the prior mean 0"
+                ),
+            },
+        }
+    }
+
+    /// Warnings from public inputs only about a σ that makes the map
+    /// degenerate at this scale: under a bound, σ below 5% of M_Y (the map
+    /// is shrunk towards the prior mean 0 — with a range the same σ would
+    /// mean σ half-widths); with a range, σ below 0.02 or above 50
+    /// half-widths.
+    pub fn sigma_warnings(&self, sigma: f64, units: &str) -> Vec<String> {
+        let u = if units.is_empty() { String::new() } else { format!(" {units}") };
+        let mut w = Vec::new();
+        if !sigma.is_finite() || sigma <= 0.0 {
+            return w;
+        }
+        match self {
+            ResponseScale::Bound(m) if sigma < 0.05 * m => w.push(format!(
+                "σ = {sigma} is in data units under --response-bound (the prior sd of f), only {:.3} of M_Y = {m}{u}: the map will be shrunk towards the prior mean 0 wherever the data do not pin it — give σ on the data's scale (e.g. --scale {}), or --response-range LO,HI, under which σ is in half-widths and the prior mean is the range's middle",
+                sigma / m,
+                0.5 * m
+            )),
+            ResponseScale::Range(r) if sigma < 0.02 => w.push(format!(
+                "σ = {sigma} is in units of the response range's half-width ({}{u}), i.e. a prior sd of only {}{u}: the map will be nearly the prior mean {}{u} everywhere — σ of order 0.1–1 half-widths is usual",
+                r.half(),
+                sigma * r.half(),
+                r.mid()
+            )),
+            ResponseScale::Range(r) if sigma > 50.0 => w.push(format!(
+                "σ = {sigma} is in units of the response range's half-width ({}{u}), i.e. a prior sd of {}{u}, far beyond the range — σ of order 0.1–1 half-widths is usual",
+                r.half(),
+                sigma * r.half()
+            )),
+            _ => {}
+        }
+        w
+    }
+}
+
 impl FromStr for ResponseRange {
     type Err = Error;
     /// "LO,HI".
