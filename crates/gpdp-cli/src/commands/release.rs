@@ -792,7 +792,20 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
     };
     // Public inputs only (n, the query, L, the sampler's plan): refused before the
     // data are checked or the budget reserved, and not blamed on the data file.
-    mechanism.check_resources(&query)?;
+    let cost = mechanism.check_resources(&query)?;
+    if cost.seconds > 3.0 || cost.bytes > (1u64 << 30) as f64 {
+        let torus = cost
+            .torus
+            .as_ref()
+            .map(|t| format!(" on a {} torus", t.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" × ")))
+            .unwrap_or_default();
+        eprintln!(
+            "sampler: {}{torus} — about {:.1} GiB and {:.0} s (a rough estimate from public inputs; a coarser --grid is faster)",
+            cost.method,
+            cost.bytes / (1u64 << 30) as f64,
+            cost.seconds.max(1.0)
+        );
+    }
     let domain = &mechanism.params().release.domain;
     let outside = query.count_outside(domain);
     if outside > 0 {

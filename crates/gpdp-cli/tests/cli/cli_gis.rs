@@ -262,3 +262,33 @@ fn three_band_geotiff_decodes_to_paths_csv() {
 fn one_band_portrait_geotiff_decodes_to_paths_csv() {
     geotiff_matches_paths_csv(25, 50, 1);
 }
+
+/// Issue 40 item 2: `plan --crs` stores the CRS in plan.json, and `release --plan` without
+/// `--crs` writes paths.tif in it (GDAL reads the CRS, band descriptions and the unit).
+#[test]
+#[ignore = "needs GPDP_GIS_PYTHON (rasterio, pyogrio, shapely); see the module doc"]
+fn a_release_from_a_plan_carries_the_plans_crs() {
+    let t = tempfile::tempdir().unwrap();
+    let proxy = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/last-year.csv");
+    let plan = t.path().join("plan");
+    let o = gpdp()
+        .args(["plan", "--proxy", proxy, "--x", "easting,northing", "--y", "pm25", "--response-range", "0,40"])
+        .args(["--units", "µg/m³", "--domain", "box:500000,510000,180000,190000", "--n", "300"])
+        .args(["--delta", "1e-5", "--epsilons", "3", "--reps", "1", "--restarts", "2", "--grid", "10"])
+        .args(["--crs", "EPSG:27700", "--quiet", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = t.path().join("rel");
+    let o = gpdp()
+        .args(["release", "--plan"])
+        .arg(plan.join("plan.json"))
+        .args(["--data", FIXTURE, "--x", "easting,northing", "--y", "pm25", "--target-epsilon", "3"])
+        .args(["--grid", "30x20", "--snap", "grid", "--draws", "2", "--seed", "3", "--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    check_gis(&out, &["--crs", "EPSG:27700", "--draws", "2", "--data", FIXTURE, "--x", "easting,northing"]);
+}

@@ -1161,3 +1161,46 @@ fn sigma_units_are_stated_and_the_two_response_flags_agree() {
         assert!((x - y).abs() <= 1e-8 * 60.0, "{x} vs {y}");
     }
 }
+
+/// Issue 40 item 3: a lattice release whose embedding needs a large torus (ℓ = 7 km against a
+/// 10 km box) announces its estimated memory and time on stderr before sampling, and one
+/// beyond the memory limit is refused before the torus is allocated, naming the flags that
+/// help; nothing is written.
+#[test]
+fn a_large_torus_is_announced_and_refused_beyond_memory() {
+    let t = tempfile::tempdir().unwrap();
+    let readings = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/readings.csv");
+    let run = |grid: &str, limit: Option<&str>, out: &Path| {
+        let mut c = gpdp();
+        c.args(["release", "--data", readings, "--x", "easting,northing", "--y", "pm25"])
+            .args(["--response-range", "0,40", "--kernel", "matern32", "--lengthscale", "7000"])
+            .args(["--domain", "box:500000,510000,180000,190000", "--scale", "0.5", "--ridge", "2"])
+            .args(["--delta", "1e-5", "--grid", grid, "--snap", "grid", "--seed", "1", "--quiet"])
+            .args(["--out", out.to_str().unwrap()]);
+        if let Some(l) = limit {
+            c.env("GPDP_MEMORY_LIMIT", l);
+        }
+        c.output().unwrap()
+    };
+    let out = t.path().join("big");
+    let o = run("180", None, &out);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{e}");
+    let announced = e.lines().position(|l| l.contains("torus — about") && l.contains("GiB and")).expect(&e);
+    let done = e.lines().position(|l| l.contains("sampling") && l.contains(" s")).expect(&e);
+    assert!(announced < done, "{e}");
+    let r: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let torus = r["sampler"]["torus"][0].as_u64().unwrap();
+    assert!(torus >= 2880, "{r}");
+    assert!(e.contains(&format!("on a {torus} × {torus} torus")), "{e}");
+    // Beyond the memory limit: refused before allocating, with the flags that help.
+    let never = t.path().join("never");
+    let o = run("180", Some("200M"), &never);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{e}");
+    assert!(
+        e.contains("circulant embedding") && e.contains("GPDP_MEMORY_LIMIT") && e.contains("coarser --grid"),
+        "{e}"
+    );
+    assert!(!never.exists());
+}

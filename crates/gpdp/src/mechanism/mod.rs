@@ -125,6 +125,21 @@ pub struct MechanismParams {
     pub public_covariates: Option<Points>,
 }
 
+/// What sampling a release will cost, estimated from public inputs
+/// ([`Mechanism::check_resources`]; `SamplerPlan::cost_estimate`): rough and
+/// conservative, for announcing long runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostEstimate {
+    /// The sampler.
+    pub method: &'static str,
+    /// The lattice sampler's torus, per axis.
+    pub torus: Option<Vec<usize>>,
+    /// Memory of the sampling, in bytes.
+    pub bytes: f64,
+    /// Time of the sampling, in seconds.
+    pub seconds: f64,
+}
+
 impl MechanismParams {
     /// The response scale the mechanism was built with.
     pub fn response_scale(&self) -> ResponseScale {
@@ -543,9 +558,17 @@ impl Mechanism {
     /// the refusal is the same for every dataset. [`Self::release`] makes the
     /// same check; front ends call this first so that a refused run spends
     /// no budget.
-    pub fn check_resources(&self, query: &Query) -> Result<()> {
+    pub fn check_resources(&self, query: &Query) -> Result<CostEstimate> {
         query.points().check_finite("query")?;
-        self.check_resources_of(query).map(|_| ())
+        let plan = self.check_resources_of(query)?;
+        let (bytes, seconds) =
+            plan.cost_estimate(query.len(), self.params.release.n, self.params.draws.get()).unwrap_or((0.0, 0.0));
+        Ok(CostEstimate {
+            method: plan.method(),
+            torus: plan.lattice_plan().map(|p| p.torus().to_vec()),
+            bytes,
+            seconds,
+        })
     }
 
     fn check_resources_of(&self, query: &Query) -> Result<SamplerPlan> {

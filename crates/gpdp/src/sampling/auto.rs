@@ -172,12 +172,34 @@ impl SamplerPlan {
                 choice: Choice::Lattice(Arc::new(plan)),
                 reason: "grid query and declared covariate lattice share a lattice with an exact embedding".into(),
             }),
+            // A torus beyond memory: the dense sampler would need more still (m² ≥ torus).
+            Err(e @ Error::TooLarge(_)) => Err(e),
             Err(e) if policy == SamplerPolicy::Auto => Ok(SamplerPlan {
                 policy,
                 choice: Choice::Dense,
                 reason: format!("lattice sampler not applicable: {e}"),
             }),
             Err(e) => Err(Error::Unsupported(format!("the lattice sampler cannot serve this release: {e}"))),
+        }
+    }
+
+    /// A rough, conservative estimate of the sampling's cost from public
+    /// inputs — (bytes, seconds) for `m` query points, `n` records and
+    /// `draws` draws — or `None` where it is small by construction (the
+    /// state-space sampler is O(n + m)). Lattice: 6 doubles per torus entry,
+    /// and 10⁻⁸ s per T·log₂T (T torus entries) per FFT-pass of the
+    /// embedding and of each draw (measured ≈ 0.5·10⁻⁸ on one core of the
+    /// reference machine; doubled for a loaded one). Dense: m² doubles and
+    /// m³/3 + n·m² flops at 10⁹ flop/s.
+    pub fn cost_estimate(&self, m: usize, n: usize, draws: u64) -> Option<(f64, f64)> {
+        let (mf, nf, l) = (m as f64, n as f64, draws as f64);
+        match &self.choice {
+            Choice::Lattice(p) => {
+                let t: f64 = p.torus().iter().map(|&x| x as f64).product();
+                Some((48.0 * t, 1e-8 * t * t.max(2.0).log2() * (1.0 + l)))
+            }
+            Choice::Dense => Some((8.0 * mf * mf, (mf.powi(3) / 3.0 + nf * mf * mf + l * mf * mf) / 1e9)),
+            Choice::StateSpace(_) => None,
         }
     }
 

@@ -296,6 +296,15 @@ impl LatticePlan {
                     lattice.size
                 )));
             };
+            // Public inputs only (the kernel and the lattice): refused before allocating.
+            crate::check_memory(
+                &format!("the circulant embedding of the {:?} lattice on a {torus:?} torus", lattice.size),
+                &[crate::Need::doubles(
+                    "the torus field, its spectrum and the sampler's fields (8 × torus)",
+                    8.0 * total as f64,
+                )],
+                "the torus grows with the kernel's lengthscale against the grid spacing: use a coarser --grid (fewer nodes per axis), a smaller domain, or a shorter lengthscale if the model allows",
+            )?;
             let mut planner = FftPlanner::<f64>::new();
             let plans: Vec<Arc<dyn Fft<f64>>> = torus.iter().map(|&m| planner.plan_fft_forward(m)).collect();
             let mut buf = vec![Complex64::new(0.0, 0.0); total];
