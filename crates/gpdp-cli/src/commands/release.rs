@@ -60,6 +60,13 @@ pub struct ReleaseCmdArgs {
     #[arg(long, value_name = "N[xM]", conflicts_with = "at")]
     pub grid: Option<String>,
 
+    /// Query grid by its spacing instead of --grid: nodes every R covariate
+    /// units (metres in a projected CRS) from each lower end of the domain
+    /// box to its upper end, which must be a whole number of R apart (so
+    /// that paths.tif's pixels are exactly R).
+    #[arg(long, value_name = "R", value_parser = parse_f64, conflicts_with_all = ["at", "grid"])]
+    pub resolution: Option<f64>,
+
     /// Query points CSV (covariate columns as in --data).
     #[arg(long, value_name = "CSV")]
     pub at: Option<PathBuf>,
@@ -747,6 +754,9 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
             crate::args::parse_units(u).map_err(|e| anyhow::anyhow!("the units of --plan {}: {e}", plan.display()))?;
         }
     }
+    if let Some(r) = a.resolution {
+        a.grid = Some(grid_for_resolution(r, a.model.domain.as_ref())?);
+    }
     a.check_required()?;
     if let (Some(_), Some(acc)) = (&a.ledger, a.model.conversion) {
         // The library's one refusal of pld where RDP curves are composed.
@@ -898,6 +908,40 @@ pub fn run(mut a: ReleaseCmdArgs) -> Result<()> {
         println!("{}", rel.report.statement);
     }
     Ok(())
+}
+
+/// `--resolution R`: the grid counts "N1xN2" with nodes exactly R apart
+/// over the domain's box, refused when an axis is not a whole number of R
+/// long (within 10⁻⁹ of a node), naming resolutions that fit.
+fn grid_for_resolution(r: f64, domain: Option<&gpdp::model::domain::Domain>) -> Result<String> {
+    let Some(domain) = domain else { bail!("--resolution needs --domain (an interval or box)") };
+    if !(r.is_finite() && r > 0.0) {
+        bail!("--resolution {r}: the spacing must be a finite number > 0 (covariate units)");
+    }
+    let (lo, hi) = domain.bounding_box();
+    let mut counts = Vec::new();
+    for j in 0..lo.len() {
+        let steps = (hi[j] - lo[j]) / r;
+        let k = steps.round();
+        if (steps - k).abs() > 1e-9 * steps.max(1.0) || k < 1.0 {
+            let width = hi[j] - lo[j];
+            let fits: Vec<String> = [k.floor(), k.ceil(), (k + 1.0)]
+                .iter()
+                .filter(|s| **s >= 1.0)
+                .map(|s| format!("{}", width / s))
+                .collect();
+            bail!(
+                "--resolution {r}: axis {} of the domain {domain} is {width} long, not a whole number of {r} — choose a spacing that divides it (e.g. {}), or give --grid N",
+                j + 1,
+                fits.join(" or ")
+            );
+        }
+        if k > 1e6 {
+            bail!("--resolution {r}: {k} cells on axis {} — choose a coarser spacing", j + 1);
+        }
+        counts.push((k as usize + 1).to_string());
+    }
+    Ok(counts.join("x"))
 }
 
 /// Above this fraction of the data's records found in the plan's proxy, the

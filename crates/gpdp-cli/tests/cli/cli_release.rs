@@ -1204,3 +1204,44 @@ fn a_large_torus_is_announced_and_refused_beyond_memory() {
     );
     assert!(!never.exists());
 }
+
+/// Issue 26 (GIS): `--resolution R` gives nodes exactly R apart (paths.tif's pixel size is R),
+/// and a spacing that does not divide the domain is refused naming ones that do.
+#[test]
+fn resolution_gives_exact_pixels() {
+    let t = tempfile::tempdir().unwrap();
+    let readings = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/readings.csv");
+    // The readings south of 186 km N, for a domain 10 km × 6 km.
+    let text = std::fs::read_to_string(readings).unwrap();
+    let mut kept = String::from("site,easting,northing,pm25\n");
+    for l in text.lines().skip(1) {
+        let n: f64 = l.split(',').nth(2).unwrap().parse().unwrap();
+        if n <= 186_000.0 {
+            kept.push_str(l);
+            kept.push('\n');
+        }
+    }
+    let data = write(t.path(), "south.csv", &kept);
+    let run = |res: &str, out: &Path| {
+        gpdp()
+            .args(["release", "--data", &data, "--x", "easting,northing", "--y", "pm25"])
+            .args(["--response-range", "0,40", "--kernel", "matern32", "--lengthscale", "800"])
+            .args(["--domain", "box:500000,510000,180000,186000", "--scale", "0.5", "--ridge", "2"])
+            .args(["--delta", "1e-5", "--resolution", res, "--snap", "grid", "--seed", "1", "--quiet"])
+            .args(["--crs", "EPSG:27700", "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = t.path().join("r250");
+    let o = run("250", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(r["query"]["counts"], serde_json::json!([41, 25]), "{}", r["query"]);
+    let tags = tiff_tags(&std::fs::read(out.join("paths.tif")).unwrap());
+    assert_eq!(tags[&33550][..2], [250.0, 250.0]);
+    let bad = t.path().join("r300");
+    let o = run("300", &bad);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && e.contains("not a whole number of 300") && e.contains("e.g."), "{e}");
+    assert!(!bad.exists());
+}
