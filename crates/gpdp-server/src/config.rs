@@ -27,6 +27,11 @@ pub struct Config {
     /// composed with any other release of the same data).
     #[serde(default)]
     pub allow_without_ledger: bool,
+    /// The folder every release's `data` file must lie in (after resolving
+    /// `..` and symbolic links); a request naming a file elsewhere is
+    /// refused before it is read. Default: the configuration file's folder.
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
     /// The admin bearer token, or (better) the name of the environment
     /// variable holding it (`admin_token_env`, default `GPDP_ADMIN_TOKEN`).
     #[serde(default)]
@@ -154,6 +159,7 @@ impl Config {
             toml::from_str(&text).map_err(|e| ServerError::Config(format!("{}: {e}", path.display())))?;
         let base = path.parent().unwrap_or(Path::new("."));
         c.state = base.join(&c.state);
+        c.data_dir = Some(base.join(c.data_dir.as_deref().unwrap_or(Path::new(""))));
         c.ledger = c.ledger.map(|l| base.join(l));
         for (name, v) in [
             ("max_batch", c.max_batch),

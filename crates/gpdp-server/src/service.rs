@@ -89,6 +89,29 @@ fn read_data(spec: &ReleaseRequest) -> Result<(Dataset, String), ServerError> {
 }
 
 impl Service {
+    /// Refuses a `data` path outside the configured `data_dir` (compared
+    /// after resolving `..` and symbolic links), before the file is read; the
+    /// message names the path as given and the folder, never the contents.
+    fn check_data_dir(&self, data: &std::path::Path) -> Result<(), ServerError> {
+        let Some(dir) = &self.config.data_dir else { return Ok(()) };
+        let dir = std::fs::canonicalize(dir).map_err(|e| {
+            ServerError::Config(format!("data_dir {}: {e} (set data_dir in the server's configuration)", dir.display()))
+        })?;
+        match std::fs::canonicalize(data) {
+            Ok(p) if p.starts_with(&dir) && p.is_file() => Ok(()),
+            Ok(_) => Err(ServerError::BadRequest(format!(
+                "data: {} is not a file inside the server's data directory {} (data_dir in its configuration); nothing was read",
+                data.display(),
+                dir.display()
+            ))),
+            Err(_) => Err(ServerError::BadRequest(format!(
+                "data: {} cannot be opened inside the server's data directory {} (data_dir in its configuration); nothing was read",
+                data.display(),
+                dir.display()
+            ))),
+        }
+    }
+
     /// Opens the store (and ledger) and restores every active release.
     pub fn open(config: Config) -> Result<Service, ServerError> {
         let store = Store::open(&config.state)?;
@@ -167,6 +190,7 @@ impl Service {
     /// is drawn yet. Every refusal comes before the ledger's reservation, so
     /// a refused release consumes no budget.
     pub fn create(&self, spec: ReleaseRequest) -> Result<Value, ServerError> {
+        self.check_data_dir(&spec.data)?;
         let (data, hash) = read_data(&spec)?;
         let mechanism = spec.mechanism(&data)?;
         // The data policy (domain, clipping or rejection) before anything

@@ -92,7 +92,7 @@ fn bad_requests_get_json_errors_and_the_server_keeps_serving() {
         // A malformed spec value is refused when the body is parsed (400), naming the key.
         ("POST", "/releases".into(), Some(bad_spec.to_string()), Some(TOKEN), 400, "kernel"),
         ("POST", "/releases".into(), Some(far.to_string()), Some(TOKEN), 403, "refusing to release"),
-        ("POST", "/releases".into(), Some(json!({"data": "/nonexistent.csv", "kernel": "exponential", "lengthscale": 1, "domain": "box:0,1,0,1", "ridge": 1, "scale": 1, "delta": 1e-5, "response_bound": 1, "dataset": "sensors"}).to_string()), Some(TOKEN), 422, "nonexistent"),
+        ("POST", "/releases".into(), Some(json!({"data": "/nonexistent.csv", "kernel": "exponential", "lengthscale": 1, "domain": "box:0,1,0,1", "ridge": 1, "scale": 1, "delta": 1e-5, "response_bound": 1, "dataset": "sensors"}).to_string()), Some(TOKEN), 400, "cannot be opened inside the server's data directory"),
     ];
     for (method, path, body, token, status, says) in &cases {
         let (st, v) = s.request(method, path, body.as_deref(), *token);
@@ -149,4 +149,43 @@ fn a_refused_dataset_consumes_no_budget_in_the_servers_ledger() {
     }
     s.create(&spec(dir.path()));
     assert_eq!(ledger_entries(dir.path()).len(), 1);
+}
+
+/// Issue 26 (service parity): `data` must be a file inside the server's data directory
+/// (default: the configuration's folder; `data_dir` sets another); a file elsewhere — by an
+/// absolute path, `..` or a symbolic link — is refused 400 before it is read, and the
+/// message never echoes its contents; nothing is recorded in the ledger.
+#[test]
+fn data_outside_the_data_directory_is_refused_unread() {
+    let (dir, config) = setup("", true);
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.csv");
+    std::fs::write(&secret, "TOPSECRET-HEADER,b\n1,2\n").unwrap();
+    let link = dir.path().join("link.csv");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    let s = Server::start(&config);
+    let dotdot = dir.path().join("..").join(outside.path().file_name().unwrap()).join("secret.csv");
+    for path in [secret.clone(), dotdot, link] {
+        let mut sp = spec(dir.path());
+        sp["data"] = json!(path);
+        let (st, v) = s.request("POST", "/releases", Some(&sp.to_string()), Some(TOKEN));
+        let msg = v["error"].as_str().unwrap_or_default();
+        assert_eq!(st, 400, "{}: {v}", path.display());
+        assert!(msg.contains("data directory") && msg.contains("nothing was read"), "{msg}");
+        assert!(!msg.contains("TOPSECRET"), "{msg}");
+    }
+    assert_eq!(ledger_entries(dir.path()).len(), 0);
+    // The data inside the folder are served as before.
+    s.create(&spec(dir.path()));
+    // Another data_dir: the same file is now outside.
+    let (dir2, config2) = setup("data_dir = \"sub\"\n", true);
+    std::fs::create_dir(dir2.path().join("sub")).unwrap();
+    let s2 = Server::start(&config2);
+    let (st, v) = s2.request("POST", "/releases", Some(&spec(dir2.path()).to_string()), Some(TOKEN));
+    assert_eq!(st, 400, "{v}");
+    std::fs::copy(dir2.path().join("data.csv"), dir2.path().join("sub/data.csv")).unwrap();
+    let mut sp = spec(dir2.path());
+    sp["data"] = json!(dir2.path().join("sub/data.csv"));
+    s2.create(&sp);
 }
