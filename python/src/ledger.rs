@@ -46,6 +46,15 @@ impl PyLedger {
         self.path.clone()
     }
 
+    /// `gpdp.Ledger('budget.sqlite', datasets=['pm25'])`.
+    fn __repr__(&self) -> String {
+        let names = self
+            .with(|l| Ok(l.budgets()?.into_iter().map(|b| format!("{:?}", b.dataset)).collect::<Vec<_>>()))
+            .map(|v| v.join(", "))
+            .unwrap_or_else(|_| "?".into());
+        format!("gpdp.Ledger({:?}, datasets=[{names}])", self.path.display().to_string())
+    }
+
     /// Declares the budget (ε, δ) of `dataset` (once; budgets cannot be
     /// changed). Returns the budget as a dict.
     #[pyo3(signature = (dataset, epsilon, delta, conversion="improved"))]

@@ -447,6 +447,15 @@ impl PySamplePath {
 
 #[pymethods]
 impl PySamplePath {
+    /// `gpdp.SamplePath(draws=L, dim=d, revealed=[…])`: the number of
+    /// distinct points each path has revealed so far (as queried: public).
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let revealed = self
+            .with(py, |lazy| Ok(lazy.paths().iter().map(|p| p.revealed().to_string()).collect::<Vec<_>>()))
+            .unwrap_or_default();
+        format!("gpdp.SamplePath(draws={}, dim={}, revealed=[{}])", revealed.len(), self.dim, revealed.join(", "))
+    }
+
     /// The values of every path at `points` (shape (m, d) or (m,)):
     /// shape (m,) for L = 1, (L, m) otherwise. A point with a non-finite
     /// coordinate raises `DataError` naming it. Safe to call from several

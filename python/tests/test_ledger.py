@@ -20,6 +20,7 @@ def test_python_and_cli_share_the_ledger(tmp_path):
     led = gpdp.Ledger(path)
     b = led.init("sensors", 5.5, 0.05)
     assert (b["epsilon"], b["delta"], b["conversion"]) == (5.5, 0.05, "improved")
+    assert repr(led) == f"gpdp.Ledger({str(path)!r}, datasets=['sensors'])".replace("'", '"')
     m = gpdp.Mechanism(n=10, **MODEL)
     rel = led.release("sensors", m, X, Y, [0.2, 0.8], seed=3)
     assert rel.paths.shape == (1, 2)

@@ -21,6 +21,7 @@ def test_repeated_queries_are_consistent():
     np.testing.assert_array_equal(a[:, 1], b[:, 0])  # the same point twice, the same value
     np.testing.assert_array_equal(path.eval(1, [0.9]), a[1, 2:])
     assert len(path) == 2 and path.revealed == [4, 4]
+    assert repr(path) == "gpdp.SamplePath(draws=2, dim=1, revealed=[4, 4])"
     assert path.report["private"] is False and path.report["query"]["kind"] == "lazy"
     one = gpdp.Mechanism(n=15, **MODEL).sample_path(X, Y, seed=5)
     assert one([0.3, 0.4]).shape == (2,)
