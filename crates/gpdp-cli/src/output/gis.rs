@@ -145,12 +145,16 @@ pub fn reproject_dataset(data: gpdp::Dataset, from: &Crs, to: &Crs, what: &Path)
     Ok(gpdp::Dataset::new(gpdp::model::points::Points::new(flat, 2)?, data.y().to_vec())?)
 }
 
+/// `s` with XML's special characters &, <, > and " escaped (for GDAL's XML sidecars and tags).
+pub fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
 /// GDAL's metadata tag (TIFFTAG_GDAL_METADATA, 42112): an XML list of
 /// items; per band (`sample`, 0-based) its description ("path 1" …, what
 /// rasterio's `descriptions` and QGIS's band names show) and its unit
 /// (rasterio's `units`, GDAL's `GetUnitType`).
 fn gdal_metadata(bands: usize, units: Option<&str>) -> String {
-    let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
     let mut x = String::from("<GDALMetadata>\n");
     for b in 0..bands {
         x.push_str(&format!(
@@ -158,7 +162,10 @@ fn gdal_metadata(bands: usize, units: Option<&str>) -> String {
             b + 1
         ));
         if let Some(u) = units {
-            x.push_str(&format!("  <Item name=\"UNITTYPE\" sample=\"{b}\" role=\"unittype\">{}</Item>\n", esc(u)));
+            x.push_str(&format!(
+                "  <Item name=\"UNITTYPE\" sample=\"{b}\" role=\"unittype\">{}</Item>\n",
+                xml_escape(u)
+            ));
         }
     }
     x.push_str("</GDALMetadata>\n");

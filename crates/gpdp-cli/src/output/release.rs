@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::output::gis::{Crs, world_file, write_geotiff};
+use crate::output::gis::{Crs, world_file, write_geotiff, xml_escape};
 
 use anyhow::{Result, ensure};
 use gpdp::postprocess::{Grid2, excursion_geojson, excursion_polygons};
@@ -186,10 +186,6 @@ impl PanelStyle<'_> {
 
 /// At most this many draws are drawn as small multiples in maps.png.
 const MAX_MULTIPLES: usize = 6;
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
 
 /// Writes the published folder of `rel` into `dir` (which exists); `names`
 /// are the coordinate column names, `threshold` the level t of {f ≥ t}, the

@@ -107,6 +107,25 @@ fn fails_with(args: &[&str], needle: &str) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `gpdp calibrate --solve ridge` of the exponential kernel (ℓ = 1) on [0, 1] with n = 10, then `extra`.
+fn calibrate_base(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut v = vec![
+        "calibrate",
+        "--solve",
+        "ridge",
+        "--kernel",
+        "exponential",
+        "--lengthscale",
+        "1",
+        "--domain",
+        "interval:0,1",
+        "--n",
+        "10",
+    ];
+    v.extend(extra);
+    v
+}
+
 fn base(extra: &[&'static str]) -> Vec<&'static str> {
     let mut v =
         vec!["account", "--kernel", "exponential", "--lengthscale", "1", "--domain", "interval:0,1", "--n", "10"];
@@ -305,26 +324,7 @@ fn batch_matches_single_runs_and_reports_bad_rows() {
     assert!(rows.iter().all(|r| &r[rel_col] == "replace-one, n public"), "{rows:?}");
     assert_eq!(v["neighbouring_relation"], "replace-one, n public");
     assert!(v["protects"].as_str().unwrap().contains("each record"), "{v}");
-    let c = json_of(&[
-        "calibrate",
-        "--solve",
-        "ridge",
-        "--target-epsilon",
-        "8",
-        "--kernel",
-        "exponential",
-        "--lengthscale",
-        "1",
-        "--domain",
-        "interval:0,1",
-        "--n",
-        "10",
-        "--scale",
-        "5",
-        "--delta",
-        "0.05",
-        "--json",
-    ]);
+    let c = json_of(&calibrate_base(&["--target-epsilon", "8", "--scale", "5", "--delta", "0.05", "--json"]));
     assert_eq!(c["neighbouring_relation"], "replace-one, n public", "{c}");
     assert_eq!(c["report"]["neighbouring_relation"], "replace-one, n public", "{c}");
 
@@ -690,20 +690,9 @@ fn exact_gaussian_statements_refuse_flags_they_would_ignore() {
     a.extend(cr);
     a.extend(common);
     assert!(gpdp().args(&a).output().unwrap().status.success());
-    let cal = [
-        "calibrate",
-        "--solve",
-        "ridge",
+    let cal = calibrate_base(&[
         "--target-epsilon",
         "2",
-        "--kernel",
-        "exponential",
-        "--lengthscale",
-        "1",
-        "--domain",
-        "interval:0,1",
-        "--n",
-        "10",
         "--scale",
         "0",
         "--gp-noise",
@@ -712,7 +701,7 @@ fn exact_gaussian_statements_refuse_flags_they_would_ignore() {
         "1e-5",
         "--bound",
         "paper",
-    ];
+    ]);
     fails_with(&cal, "--bound paper does not apply here: σ = 0 makes the noise data-free");
     let t = tempfile::tempdir().unwrap();
     let data = t.path().join("d.csv");
