@@ -136,19 +136,21 @@ pub fn run(a: DemoArgs) -> Result<()> {
         // Data-independent post-processing: a 2-cell Gaussian filter before thresholding.
         let smooth = Grid2::new(nx, nx, (0.0, 1.0), (0.0, 1.0), gaussian_smooth(&path.values, nx, nx, 2.0, 3.0)?)?;
         let black = plotters::style::RGBColor(0, 0, 0);
+        // Truth and release on one colour scale (symmetric about the threshold 0).
+        let m = truth.values.iter().chain(&path.values).fold(0.0f64, |m, v| m.max(v.abs())).max(1e-12);
         let white = plotters::style::RGBColor(255, 255, 255);
         let panels = [
             HeatPanel {
                 title: "true field f* and {f* ≥ 0}".into(),
                 grid: &truth,
                 palette: Palette::Diverging,
-                range: Some((-1.0, 1.0)),
+                range: Some((-m, m)),
                 contours: vec![Contour { grid: &truth, level: 0.0, color: black, width: 2 }],
                 points: vec![],
                 x_label: "x1".into(),
                 y_label: "x2".into(),
                 colorbar: true,
-                colorbar_label: String::new(),
+                colorbar_label: "f*".into(),
                 shade_above: None,
             },
             HeatPanel {
@@ -164,14 +166,17 @@ pub fn run(a: DemoArgs) -> Result<()> {
                 x_label: "x1".into(),
                 y_label: "x2".into(),
                 colorbar: true,
-                colorbar_label: String::new(),
+                colorbar_label: "p_D".into(),
                 shade_above: None,
             },
             HeatPanel {
-                title: format!("private path (ε = {:.1}), smoothed {{f ≥ 0}}", rel.report.privacy.epsilon),
+                title: format!(
+                    "private path (ε = {}), smoothed {{f ≥ 0}}",
+                    gpdp::privacy::display::epsilon_up(rel.report.privacy.epsilon, 4)
+                ),
                 grid: &path,
                 palette: Palette::Diverging,
-                range: None,
+                range: Some((-m, m)),
                 contours: vec![
                     Contour { grid: &truth, level: 0.0, color: plotters::style::RGBColor(120, 120, 120), width: 1 },
                     Contour { grid: &smooth, level: 0.0, color: black, width: 2 },
@@ -180,7 +185,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
                 x_label: "x1".into(),
                 y_label: "x2".into(),
                 colorbar: true,
-                colorbar_label: String::new(),
+                colorbar_label: "f".into(),
                 shade_above: None,
             },
         ];

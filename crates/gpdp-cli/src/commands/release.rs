@@ -145,7 +145,7 @@ pub struct ReleaseCmdArgs {
 
     /// Format of the figures — map.png and maps.png (2-D grid) or paths.png
     /// (1-D): png, svg (vector graphics for reports and journals: the same
-    /// title, colour bar with units, darkened excursion cells, contour and
+    /// title, colour bar with units, hatched excursion cells, contour and
     /// small multiples; map.svg, maps.svg, paths.svg), or both: png,svg. The
     /// world file of --crs (map.pgw) georeferences the PNG only.
     #[arg(long = "map-format", value_name = "png|svg|png,svg", default_value = "png")]

@@ -19,7 +19,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::plot::{
-    Contour, FigureFormat, HeatPanel, LineChart, Palette, Series, SeriesStyle, heatmap_figure, line_charts,
+    Contour, FigureFormat, HeatLayout, HeatPanel, LineChart, Palette, Series, SeriesStyle, SharedColorbar,
+    heatmap_figure, heatmap_grid, line_charts,
 };
 
 /// `report.json`: the mechanism's report, the published files and the
@@ -221,10 +222,11 @@ pub fn write_release(
     }
     w.flush()?;
     let report = &rel.report;
-    // ε and δ are shown rounded up: never below the certified values.
+    // ε and δ are shown rounded up (never below the certified values), as
+    // the privacy statement shows them.
     let (eps_shown, delta_shown) = (
-        gpdp::privacy::display::epsilon_up(report.privacy.epsilon, 3),
-        gpdp::privacy::display::delta_up(report.privacy.delta, 2),
+        gpdp::privacy::display::epsilon_up(report.privacy.epsilon, 4),
+        gpdp::privacy::display::delta_up(report.privacy.delta, 4),
     );
     let eps_line =
         format!("ε = {eps_shown}, δ = {delta_shown}{}", if report.private { "" } else { " (seeded: not private)" });
@@ -242,7 +244,7 @@ pub fn write_release(
             let cb_label = report.data_policy.units.clone().unwrap_or_else(|| "f".into());
             let style = PanelStyle { threshold, range, names: &axis_labels, cb_label: &cb_label };
             let panel_for = |g, title, shared| style.panel(g, title, shared);
-            let legend = format!("{status} · ε = {eps_shown}, δ = {delta_shown} · darker: f ≥ {threshold}{units}");
+            let legend = format!("{status} · ε = {eps_shown}, δ = {delta_shown} · hatched: f ≥ {threshold}{units}");
             let map = [panel_for(&grid, "path 1: one random draw, not the best estimate".into(), None)];
             let mut georef = None;
             for f in formats.iter() {
@@ -264,8 +266,19 @@ pub fn write_release(
                     .enumerate()
                     .map(|(l, g)| panel_for(g, format!("path {} (a random draw)", l + 1), shared))
                     .collect();
+                // One row up to three draws, two rows from four on; one colour bar for all.
+                let rows = if shown <= 3 { 1 } else { 2 };
+                let layout = HeatLayout {
+                    panel_px: 420,
+                    columns: shown.div_ceil(rows),
+                    shared: Some(SharedColorbar {
+                        palette: Palette::Diverging,
+                        range: shared,
+                        label: cb_label.clone(),
+                    }),
+                };
                 for f in formats.iter() {
-                    heatmap_figure(&dir.join(format!("maps.{f}")), &panels, 420, Some(&legend))?;
+                    heatmap_grid(&dir.join(format!("maps.{f}")), &panels, &layout, Some(&legend))?;
                 }
             }
             if let (Some(c), Some(georef)) = (crs, georef) {

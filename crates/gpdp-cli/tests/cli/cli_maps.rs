@@ -159,9 +159,9 @@ fn svg_maps_beside_the_pngs_have_their_content() {
     // The figure title states the status and (ε, δ) and the level with its unit.
     assert!(
         t.iter().any(|s| s.starts_with("NOT private (seeded)")
-            && s.contains("ε = 1.000")
+            && s.contains("ε = 1.0000")
             && s.contains("δ = 1e-5")
-            && s.contains("f ≥ 25 [µg/m³]")),
+            && s.contains("hatched: f ≥ 25 [µg/m³]")),
         "{t:?}"
     );
     for want in ["path 1: one random draw, not the best estimate", "µg/m³", "northing [m]"] {
@@ -175,8 +175,11 @@ fn svg_maps_beside_the_pngs_have_their_content() {
             .filter(|n| n.has_tag_name("text"))
             .all(|n| n.attribute("font-family").is_some_and(|f| f.ends_with("sans-serif")))
     );
-    // One rectangle per grid cell, plus the colour bar's strips and the background.
-    assert!(filled_rects(&doc) > NX * NY + 256, "{}", filled_rects(&doc));
+    // The cells as one embedded image, a pixel per grid cell; the colour
+    // bar's strips and the background as rectangles.
+    assert_eq!(embedded_images(&doc).len(), 1);
+    assert_eq!(embedded_images(&doc)[0].1.dimensions(), (NX as u32, NY as u32));
+    assert_eq!(filled_rects(&doc), 1 + 256);
     // The excursion set's boundary: black polylines 2 px wide.
     let contour = doc.descendants().filter(|n| n.has_tag_name("polyline") && n.attribute("stroke-width") == Some("4"));
     assert!(contour.count() >= 1);
@@ -190,50 +193,88 @@ fn svg_maps_beside_the_pngs_have_their_content() {
     for want in ["path 1 (a random draw)", "path 2 (a random draw)", "path 3 (a random draw)"] {
         assert!(t.iter().any(|s| s == want), "{want} not in {t:?}");
     }
-    assert_eq!(t.iter().filter(|s| *s == "µg/m³").count(), 3, "{t:?}");
-    assert!(filled_rects(&doc) >= 3 * (NX * NY + 256), "{}", filled_rects(&doc));
+    // One colour bar with its unit for all three, and three images.
+    assert_eq!(t.iter().filter(|s| *s == "µg/m³").count(), 1, "{t:?}");
+    assert_eq!(filled_rects(&doc), 1 + 256);
+    assert_eq!(embedded_images(&doc).len(), 3);
 }
 
-/// map.svg darkens the cells where released path 1 (paths.csv) is at or
-/// above the threshold t: the colours are centred on t (white there) and
-/// shading multiplies them by 0.72, so every cell at or above t has no
-/// channel above 0.72 · 255, while the cells just below t stay near white.
-/// (The unit tests in plot.rs check each cell's exact colour.)
+/// The `<image>` elements of an SVG: (x, y, width, height) in drawing pixels
+/// and the decoded PNG of its `data:image/png;base64,` URI.
+fn embedded_images(doc: &roxmltree::Document) -> Vec<([f64; 4], image::RgbImage)> {
+    use base64::Engine;
+    doc.descendants()
+        .filter(|n| n.has_tag_name("image"))
+        .map(|n| {
+            let href = n.attribute(("http://www.w3.org/1999/xlink", "href")).expect("xlink:href");
+            let data = href.strip_prefix("data:image/png;base64,").expect("a PNG data URI");
+            let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+            let img = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png).unwrap().to_rgb8();
+            (["x", "y", "width", "height"].map(|a| attr_f64(&n, a)), img)
+        })
+        .collect()
+}
+
+/// map.svg colours the cells of released path 1 (paths.csv) on a scale
+/// centred on the threshold t (red above, blue below) and hatches exactly
+/// the cells at or above t. (The unit tests in plot/tests.rs check each
+/// cell's exact colour.)
 #[test]
-fn svg_cells_are_darkened_on_exactly_the_excursion_set() {
+fn svg_cells_are_hatched_on_exactly_the_excursion_set() {
     let (_t, dir) = tmp();
     let out = dir.join("svg");
     release_ok(&out, &["--map-format", "svg"]);
     let csv = std::fs::read_to_string(out.join("paths.csv")).unwrap();
     let values: Vec<f64> = csv.lines().skip(1).map(|l| l.split(',').nth(2).unwrap().parse().unwrap()).collect();
     assert_eq!(values.len(), NX * NY);
+    let value = |i: usize, j: usize| values[j * NX + i];
     let svg = Svg::read(&out.join("map.svg"));
     let doc = svg.doc();
-    // After the white background, the cells in grid order (x1 fastest).
-    let cells: Vec<(u8, u8, u8)> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("rect"))
-        .skip(1)
-        .take(NX * NY)
-        .map(|n| {
-            let f = n.attribute("fill").unwrap();
-            let c = |k: usize| u8::from_str_radix(&f[k..k + 2], 16).unwrap();
-            (c(1), c(3), c(5))
-        })
-        .collect();
+    let images = embedded_images(&doc);
+    let ([x0, y0, w, h], img) = &images[0];
+    assert_eq!(img.dimensions(), (NX as u32, NY as u32));
     let above = values.iter().filter(|v| **v >= 25.0).count();
     assert!(above > 0 && above < NX * NY, "{above}");
-    let brightest = |c: &(u8, u8, u8)| c.0.max(c.1).max(c.2);
-    for (v, c) in values.iter().zip(&cells) {
-        if *v >= 25.0 {
-            assert!(brightest(c) <= 183, "{v} ≥ t but its cell {c:?} is not darkened");
+    for j in 0..NY {
+        for i in 0..NX {
+            let [r, _, b] = img.get_pixel(i as u32, (NY - 1 - j) as u32).0;
+            let v = value(i, j);
+            if v >= 25.5 {
+                assert!(r > b, "{v} > t but its cell {:?} is not red", (r, b));
+            } else if v <= 24.5 {
+                assert!(b > r, "{v} < t but its cell {:?} is not blue", (r, b));
+            }
         }
     }
-    let just_below: Vec<_> = values.iter().zip(&cells).filter(|(v, _)| (23.5..25.0).contains(*v)).collect();
-    assert!(!just_below.is_empty());
-    for (v, c) in just_below {
-        assert!(brightest(c) >= 230, "{v} < t but its cell {c:?} is dark");
+    // Hatch segments: thin dark polylines, each over cells at or above t
+    // (tested 2 drawing pixels or more from its ends: plotters writes whole pixels).
+    let cell = |x: f64, y: f64| {
+        let i = (((x - x0) / w * NX as f64).floor() as usize).min(NX - 1);
+        let j = NY - 1 - (((y - y0) / h * NY as f64).floor() as usize).min(NY - 1);
+        (i, j)
+    };
+    let mut hatched = std::collections::BTreeSet::new();
+    for l in doc.descendants().filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some("#191919")) {
+        let pts: Vec<(f64, f64)> = l
+            .attribute("points")
+            .unwrap()
+            .split_whitespace()
+            .map(|pt| {
+                let (x, y) = pt.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        let len = ((pts[1].0 - pts[0].0).powi(2) + (pts[1].1 - pts[0].1).powi(2)).sqrt();
+        let steps = (len / 3.0).floor() as usize;
+        for t in (0..=steps).map(|k| (2.0 + k as f64 * (len - 4.0) / steps.max(1) as f64) / len).filter(|_| len >= 4.0)
+        {
+            let (i, j) = cell(pts[0].0 + t * (pts[1].0 - pts[0].0), pts[0].1 + t * (pts[1].1 - pts[0].1));
+            assert!(value(i, j) >= 25.0, "hatch over cell ({i}, {j}) = {} < 25", value(i, j));
+            hatched.insert((i, j));
+        }
     }
+    // Lines about 1.3 cells apart: most cells of the set are crossed by one.
+    assert!(hatched.len() * 2 >= above, "{} of {above} cells hatched", hatched.len());
 }
 
 #[test]

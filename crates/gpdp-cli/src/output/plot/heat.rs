@@ -29,12 +29,7 @@ pub(super) fn color_range(p: &HeatPanel) -> (f64, f64) {
     gpdp::postprocess::palette::color_range(p.palette, p.grid.min_max(), p.range)
 }
 
-pub(super) fn draw_heat_panel<DB: DrawingBackend>(
-    area: &Area<DB>,
-    p: &HeatPanel,
-    s: f64,
-    cb_w: u32,
-) -> Result<PanelGeoref> {
+pub(super) fn draw_heat_panel<DB: Backend>(area: &Area<DB>, p: &HeatPanel, s: f64, cb_w: u32) -> Result<PanelGeoref> {
     let g = p.grid;
     let sz = Sizes::scaled(s);
     let (w, h) = area.dim_in_pixel();
@@ -62,40 +57,28 @@ pub(super) fn draw_heat_panel<DB: DrawingBackend>(
     let extra = (left + ex / 2, ey / 2, sz.pad + ex - ex / 2, sz.pad / 2 + ey - ey / 2);
     let mut chart = build_chart(&main, &ax, &ay, &frame, extra)?;
 
-    // Cells: one rectangle each, edges shared exactly between neighbours.
+    // Cells: one raster (one image in an SVG), uniform blocks centred on the
+    // grid points, top row first.
     let (lo, hi) = color_range(p);
-    let xe: Vec<f64> = (0..=g.nx)
-        .map(|i| {
-            if i == 0 {
-                xlo
-            } else if i == g.nx {
-                xhi
-            } else {
-                0.5 * (g.x(i - 1) + g.x(i))
-            }
-        })
-        .collect();
-    let ye: Vec<f64> = (0..=g.ny)
-        .map(|j| {
-            if j == 0 {
-                ylo
-            } else if j == g.ny {
-                yhi
-            } else {
-                0.5 * (g.y(j - 1) + g.y(j))
-            }
-        })
-        .collect();
-    let cells = (0..g.ny).flat_map(|j| (0..g.nx).map(move |i| (i, j))).map(|(i, j)| {
-        let v = g.at(i, j);
-        let mut c = palette_color(p.palette, (v - lo) / (hi - lo));
-        if p.shade_above.is_some_and(|level| v >= level) {
-            // The excursion set, darkened on exactly the cells the colours show.
-            c = RGBColor((c.0 as f64 * 0.72) as u8, (c.1 as f64 * 0.72) as u8, (c.2 as f64 * 0.72) as u8);
+    let mut rgb = Vec::with_capacity(3 * g.nx * g.ny);
+    for j in (0..g.ny).rev() {
+        for i in 0..g.nx {
+            let c = palette_color(p.palette, (g.at(i, j) - lo) / (hi - lo));
+            rgb.extend([c.0, c.1, c.2]);
         }
-        Rectangle::new([(xe[i], ye[j + 1]), (xe[i + 1], ye[j])], c.filled())
-    });
-    chart.draw_series(cells).map_err(pe)?;
+    }
+    let raster = Raster { corners: [(xlo, yhi), (xhi, ylo)], nx: g.nx as u32, ny: g.ny as u32, rgb: &rgb };
+    chart.draw_series::<plotters::element::BackendCoordOnly, Raster, _, _>([&raster]).map_err(pe)?;
+    if let Some(level) = p.shade_above {
+        // The excursion set {v ≥ level}, hatched on exactly the cells the
+        // colours show: the colours stay readable under it.
+        let (xr, yr) = chart.plotting_area().get_pixel_range();
+        let px = ((xr.end - xr.start).max(1) as f64, (yr.end - yr.start).max(1) as f64);
+        let spacing = 7.0 * s;
+        let style = HATCH.stroke_width(((0.9 * s).round() as u32).max(1));
+        let segments = hatch_segments(g, level, (xlo, xhi, ylo, yhi), px, spacing);
+        chart.draw_series(segments.into_iter().map(|seg| PathElement::new(seg.to_vec(), style))).map_err(pe)?;
+    }
     draw_mesh(&mut chart, &ax, &ay, &sz, &p.x_label, &p.y_label, false)?;
 
     let bbox = (xlo, xhi, ylo, yhi);
@@ -133,24 +116,111 @@ pub(super) fn draw_heat_panel<DB: DrawingBackend>(
         let base = area.get_base_pixel();
         let (top, bottom) = ((yr.start - base.1) as u32, h.saturating_sub((yr.end - base.1) as u32));
         let cb = area.clone().shrink((main_w, 0), (cb_w, h));
-        draw_colorbar(&cb, p.palette, (lo, hi), &sz, top, bottom)?;
-        if !p.colorbar_label.is_empty() {
-            let style = font(sz.tick).pos(Pos::new(HPos::Left, VPos::Bottom));
-            let at = (sz.pad as i32, top as i32 - (sz.tick * 0.6) as i32);
-            cb.draw(&Text::new(p.colorbar_label.clone(), at, style)).map_err(pe)?;
-        }
+        let bar = ColorBar {
+            palette: p.palette,
+            range: (lo, hi),
+            extend: extends(&[p.grid], (lo, hi)),
+            label: &p.colorbar_label,
+        };
+        draw_colorbar(&cb, &bar, &sz, top, bottom)?;
     }
     Ok(georef)
 }
 
-pub(super) fn draw_colorbar<DB: DrawingBackend>(
+/// Whether values of `grids` lie below and above the colour range `(lo, hi)`
+/// (and are shown in its end colours): the colour bar's extend arrows.
+pub(super) fn extends(grids: &[&Grid2], (lo, hi): (f64, f64)) -> (bool, bool) {
+    let (mut below, mut above) = (false, false);
+    for g in grids {
+        let (a, b) = g.min_max();
+        below |= a < lo;
+        above |= b > hi;
+    }
+    (below, above)
+}
+
+/// The hatch lines over the cells of `g` with value ≥ `level`: lines at 45°
+/// on the drawing (`px` = the map's width and height in pixels, whose domain
+/// box is `bbox` = (x0, x1, y0, y1)), `spacing` pixels apart, cut to the
+/// runs that lie over such cells (run ends found by bisection to 1/64 of a
+/// sample step). Returns the segments' end points in domain coordinates.
+pub(super) fn hatch_segments(
+    g: &Grid2,
+    level: f64,
+    (x0, x1, y0, y1): (f64, f64, f64, f64),
+    (pw, ph): (f64, f64),
+    spacing: f64,
+) -> Vec<[(f64, f64); 2]> {
+    let (cw, ch) = (pw / g.nx as f64, ph / g.ny as f64);
+    let inside = |u: f64, v: f64| {
+        let i = ((u / cw).floor().max(0.0) as usize).min(g.nx - 1);
+        let j = ((v / ch).floor().max(0.0) as usize).min(g.ny - 1);
+        g.at(i, j) >= level
+    };
+    let to_domain = |u: f64, v: f64| (x0 + u / pw * (x1 - x0), y0 + v / ph * (y1 - y0));
+    let step = (cw.min(ch) / 3.0).clamp(0.25, 2.0);
+    let mut out = Vec::new();
+    // Lines v = u − c (u right, v up, in pixels), c from −ph to pw.
+    let dc = spacing * std::f64::consts::SQRT_2;
+    let mut c = -ph + (dc / 2.0).rem_euclid(dc);
+    while c < pw {
+        let (u_start, u_end) = (c.max(0.0), (ph + c).min(pw));
+        let n = ((u_end - u_start) / step).ceil().max(1.0) as usize;
+        let at = |k: f64| u_start + (u_end - u_start) * k / n as f64;
+        // The boundary between samples a (state `from`) and b, by bisection.
+        let edge = |mut a: f64, mut b: f64, from: bool| {
+            for _ in 0..6 {
+                let m = 0.5 * (a + b);
+                if inside(m, m - c) == from {
+                    a = m;
+                } else {
+                    b = m;
+                }
+            }
+            0.5 * (a + b)
+        };
+        let mut run_start = if inside(at(0.0), at(0.0) - c) { Some(at(0.0)) } else { None };
+        for k in 1..=n {
+            let (ua, ub) = (at((k - 1) as f64), at(k as f64));
+            let now = inside(ub, ub - c);
+            match (run_start, now) {
+                (None, true) => run_start = Some(edge(ua, ub, false)),
+                (Some(u), false) => {
+                    let e = edge(ua, ub, true);
+                    out.push([to_domain(u, u - c), to_domain(e, e - c)]);
+                    run_start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(u) = run_start {
+            out.push([to_domain(u, u - c), to_domain(u_end, u_end - c)]);
+        }
+        c += dc;
+    }
+    out
+}
+
+/// What a colour bar shows.
+pub(super) struct ColorBar<'a> {
+    pub(super) palette: Palette,
+    /// The values at its bottom and top.
+    pub(super) range: (f64, f64),
+    /// Values below / above the range exist (shown in the end colours): a
+    /// triangle at that end, as matplotlib's `extend`.
+    pub(super) extend: (bool, bool),
+    /// Caption above it (e.g. the unit); empty = none.
+    pub(super) label: &'a str,
+}
+
+pub(super) fn draw_colorbar<DB: Backend>(
     area: &Area<DB>,
-    palette: Palette,
-    (lo, hi): (f64, f64),
+    bar: &ColorBar,
     sz: &Sizes,
     top: u32,
     bottom: u32,
 ) -> Result<()> {
+    let (palette, (lo, hi)) = (bar.palette, bar.range);
     let (w, _) = area.dim_in_pixel();
     let bar_w = (sz.tick * 1.4).round() as u32;
     let ay = Axis::linear(lo, hi, 6);
@@ -180,5 +250,26 @@ pub(super) fn draw_colorbar<DB: DrawingBackend>(
         .set_all_tick_mark_size(sz.mark * 4 / 5)
         .draw()
         .map_err(pe)?;
-    draw_box(&mut chart, &ax, &ay, sz)
+    draw_box(&mut chart, &ax, &ay, sz)?;
+    // Extend arrows: triangles in the end colours beyond the ends with values past them.
+    let (xr, yr) = chart.plotting_area().get_pixel_range();
+    let base = area.get_base_pixel();
+    let (bx0, bx1, by0, by1) = (xr.start - base.0, xr.end - base.0, yr.start - base.1, yr.end - base.1);
+    let tri = ((bx1 - bx0) as f64 * 0.8).round() as i32;
+    let outline = BLACK.stroke_width(sz.line);
+    for (on, y, dir, t) in [(bar.extend.0, by1, 1, 0.0), (bar.extend.1, by0, -1, 1.0)] {
+        if on {
+            let pts = vec![(bx0, y), (bx1, y), ((bx0 + bx1) / 2, y + dir * tri)];
+            area.draw(&Polygon::new(pts.clone(), palette_color(palette, t).filled())).map_err(pe)?;
+            let mut closed = pts;
+            closed.extend([closed[0], closed[1]]);
+            area.draw(&PathElement::new(closed, outline)).map_err(pe)?;
+        }
+    }
+    if !bar.label.is_empty() {
+        let style = font(sz.tick).pos(Pos::new(HPos::Left, VPos::Bottom));
+        let lift = (sz.tick * 0.6) as i32 + if bar.extend.1 { tri } else { 0 };
+        area.draw(&Text::new(bar.label.to_string(), (sz.pad as i32, top as i32 - lift), style)).map_err(pe)?;
+    }
+    Ok(())
 }

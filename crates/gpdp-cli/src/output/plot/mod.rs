@@ -53,8 +53,8 @@ pub use render::QUALITATIVE;
 pub enum FigureFormat {
     /// A raster image, supersampled (antialiased).
     Png,
-    /// Vector graphics: one `<rect>` per heat-map cell, lines as polylines,
-    /// text as `<text>` elements.
+    /// Vector graphics: a heat map's cells as one embedded PNG image (a pixel
+    /// per cell, drawn sharp), lines as polylines, text as `<text>` elements.
     Svg,
 }
 
@@ -97,7 +97,7 @@ impl std::fmt::Display for FigureFormat {
 /// Colour maps for heat maps: the library's, shared with the web viewer.
 pub use gpdp::postprocess::palette::Palette;
 
-/// One heat-map panel: a grid drawn as one rectangle per grid point (cells
+/// One heat-map panel: a grid drawn as one cell per grid point (cells
 /// centred on the points), optional level-set lines and point markers.
 pub struct HeatPanel<'a> {
     /// Panel title (above the map); empty = none.
@@ -106,8 +106,9 @@ pub struct HeatPanel<'a> {
     pub grid: &'a Grid2,
     /// Colour map.
     pub palette: Palette,
-    /// Colour range (values outside are clamped); default min..max of the
-    /// values (symmetric about 0 for [`Palette::Diverging`]).
+    /// Colour range (values outside get the end colours, and the colour bar
+    /// an extend arrow at that end); default min..max of the values
+    /// (symmetric about 0 for [`Palette::Diverging`]).
     pub range: Option<(f64, f64)>,
     /// Level sets drawn as lines over the map.
     pub contours: Vec<Contour<'a>>,
@@ -122,8 +123,9 @@ pub struct HeatPanel<'a> {
     pub colorbar: bool,
     /// Caption above the colour bar (e.g. the unit); empty = none.
     pub colorbar_label: String,
-    /// Shade the excursion set {v ≥ level} of the panel's grid (a translucent
-    /// dark fill over the colours), e.g. the released set.
+    /// Hatch the excursion set {v ≥ level} of the panel's grid (thin dark
+    /// lines at 45° over exactly its cells, the colours visible between
+    /// them), e.g. the released set.
     pub shade_above: Option<f64>,
 }
 
@@ -168,27 +170,109 @@ pub fn heatmap_figure(
     panel_px: u32,
     suptitle: Option<&str>,
 ) -> Result<Vec<PanelGeoref>> {
+    heatmap_grid(path, panels, &HeatLayout { panel_px, columns: panels.len().max(1), shared: None }, suptitle)
+}
+
+/// One colour bar for all panels of a [`heatmap_grid`], right of the grid.
+pub struct SharedColorbar {
+    /// Colour map (the panels' own palettes and ranges are replaced by it).
+    pub palette: Palette,
+    /// Colour range; default: the library's rule over all panels' values.
+    pub range: Option<(f64, f64)>,
+    /// Caption above it (e.g. the unit); empty = none.
+    pub label: String,
+}
+
+/// How a [`heatmap_grid`] arranges its panels.
+pub struct HeatLayout {
+    /// Each panel's size: `panel_px`×`panel_px` pixels (plus its own colour
+    /// bar's width when it has one).
+    pub panel_px: u32,
+    /// Panels per row (rows are filled left to right, top to bottom).
+    pub columns: usize,
+    /// One colour bar for all panels (the panels' own are then not drawn).
+    pub shared: Option<SharedColorbar>,
+}
+
+/// Heat-map panels in rows of `layout.columns`, with an optional figure title
+/// on top and an optional colour bar shared by all panels, as PNG or SVG
+/// ([`FigureFormat::of`] the path). Returns where each panel's map lies.
+pub fn heatmap_grid(
+    path: &Path,
+    panels: &[HeatPanel],
+    layout: &HeatLayout,
+    suptitle: Option<&str>,
+) -> Result<Vec<PanelGeoref>> {
+    let panel_px = layout.panel_px;
     ensure!(!panels.is_empty(), "heat-map figure {}: no panels", path.display());
     ensure!((160..=4000).contains(&panel_px), "heat-map panel size {panel_px} px is outside 160..=4000");
+    ensure!((1..=64).contains(&layout.columns), "heat-map figure: {} columns (expected 1..=64)", layout.columns);
     for p in panels {
         validate_heat_panel(p).with_context(|| format!("heat-map panel '{}'", p.title))?;
     }
+    // A shared bar: one palette and range for every panel, none of their own.
+    let shared = match &layout.shared {
+        Some(bar) => {
+            if let Some((lo, hi)) = bar.range {
+                ensure!(
+                    lo.is_finite() && hi.is_finite() && lo < hi,
+                    "colour range ({lo}, {hi}) must be finite with lo < hi"
+                );
+            }
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for p in panels {
+                let (a, b) = p.grid.min_max();
+                (lo, hi) = (lo.min(a), hi.max(b));
+            }
+            let range = gpdp::postprocess::palette::color_range(bar.palette, (lo, hi), bar.range);
+            Some((bar, range))
+        }
+        None => None,
+    };
+    let panels: Vec<HeatPanel> = panels
+        .iter()
+        .map(|p| HeatPanel {
+            title: p.title.clone(),
+            grid: p.grid,
+            palette: shared.map_or(p.palette, |(b, _)| b.palette),
+            range: shared.map_or(p.range, |(_, r)| Some(r)),
+            contours: p.contours.iter().map(|c| Contour { grid: c.grid, ..*c }).collect(),
+            points: p.points.clone(),
+            x_label: p.x_label.clone(),
+            y_label: p.y_label.clone(),
+            colorbar: p.colorbar && shared.is_none(),
+            colorbar_label: p.colorbar_label.clone(),
+            shade_above: p.shade_above,
+        })
+        .collect();
     let s = panel_px as f64 / 420.0;
     let cb_w = (0.24 * panel_px as f64).round() as u32;
+    let columns = layout.columns.min(panels.len());
+    let rows = panels.len().div_ceil(columns);
     let widths: Vec<u32> = panels.iter().map(|p| panel_px + if p.colorbar { cb_w } else { 0 }).collect();
+    // Each column as wide as its widest panel.
+    let col_w: Vec<u32> =
+        (0..columns).map(|c| widths.iter().skip(c).step_by(columns).copied().max().unwrap_or(0)).collect();
     let sup = suptitle.filter(|t| !t.trim().is_empty());
     let sup_h = if sup.is_some() { (34.0 * s).round() as u32 } else { 0 };
-    let size = (widths.iter().sum::<u32>(), panel_px + sup_h);
-    write_figure(path, size, &HeatFigure { panels, panel_px, s, cb_w, widths, sup, sup_h, size })
+    let bar_w = if shared.is_some() { cb_w } else { 0 };
+    let size = (col_w.iter().sum::<u32>() + bar_w, rows as u32 * panel_px + sup_h);
+    write_figure(
+        path,
+        size,
+        &HeatFigure { panels: &panels, panel_px, s, cb_w, col_w, columns, bar: shared, sup, sup_h, size },
+    )
 }
 
-/// The laid-out [`heatmap_figure`].
+/// The laid-out [`heatmap_grid`].
 struct HeatFigure<'a, 'g> {
     panels: &'a [HeatPanel<'g>],
     panel_px: u32,
     s: f64,
     cb_w: u32,
-    widths: Vec<u32>,
+    col_w: Vec<u32>,
+    columns: usize,
+    bar: Option<(&'a SharedColorbar, (f64, f64))>,
     sup: Option<&'a str>,
     sup_h: u32,
     size: (u32, u32),
@@ -196,7 +280,7 @@ struct HeatFigure<'a, 'g> {
 
 impl Figure for HeatFigure<'_, '_> {
     type Out = Vec<PanelGeoref>;
-    fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> Result<Vec<PanelGeoref>> {
+    fn draw<DB: Backend>(&self, root: &Area<DB>) -> Result<Vec<PanelGeoref>> {
         let (size, s, sup_h, panel_px, cb_w) = (self.size, self.s, self.sup_h, self.panel_px, self.cb_w);
         if let Some(t) = self.sup {
             // The title fits the figure's width: a long one is set smaller.
@@ -212,13 +296,24 @@ impl Figure for HeatFigure<'_, '_> {
             root.draw(&Text::new(t.to_string(), at, style)).map_err(pe)?;
         }
         let mut georefs = Vec::with_capacity(self.panels.len());
-        let mut x = 0;
-        for (p, &w) in self.panels.iter().zip(&self.widths) {
-            let area = root.clone().shrink((x * SS, sup_h * SS), (w * SS, panel_px * SS));
+        for (k, p) in self.panels.iter().enumerate() {
+            let (col, row) = (k % self.columns, k / self.columns);
+            let x: u32 = self.col_w[..col].iter().sum();
+            let y = sup_h + row as u32 * panel_px;
+            let w = panel_px + if p.colorbar { cb_w } else { 0 };
+            let area = root.clone().shrink((x * SS, y * SS), (w * SS, panel_px * SS));
             let g = draw_heat_panel(&area, p, s * SS as f64, if p.colorbar { cb_w * SS } else { 0 })
                 .with_context(|| format!("drawing heat-map panel '{}'", p.title))?;
             georefs.push(g);
-            x += w;
+        }
+        if let (Some((bar, range)), Some(first), Some(last)) = (self.bar, georefs.first(), georefs.last()) {
+            // From the top of the first row's maps to the bottom of the last row's.
+            let x: u32 = self.col_w.iter().sum();
+            let area = root.clone().shrink((x * SS, 0), (cb_w * SS, size.1 * SS));
+            let (top, bottom) = ((first.py.0 * SS as f64) as u32, ((size.1 as f64 - last.py.1) * SS as f64) as u32);
+            let grids: Vec<&Grid2> = self.panels.iter().map(|p| p.grid).collect();
+            let cb = ColorBar { palette: bar.palette, range, extend: extends(&grids, range), label: &bar.label };
+            draw_colorbar(&area, &cb, &Sizes::scaled(s * SS as f64), top, bottom)?;
         }
         Ok(georefs)
     }
@@ -296,7 +391,7 @@ trait DrawChart {
     /// What it is, for error messages.
     const WHAT: &'static str;
     fn title(&self) -> &str;
-    fn draw_into<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<()>;
+    fn draw_into<DB: Backend>(&self, area: &Area<DB>) -> Result<()>;
 }
 
 impl DrawChart for LineChart {
@@ -304,7 +399,7 @@ impl DrawChart for LineChart {
     fn title(&self) -> &str {
         &self.title
     }
-    fn draw_into<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<()> {
+    fn draw_into<DB: Backend>(&self, area: &Area<DB>) -> Result<()> {
         draw_line_chart(area, self)
     }
 }
@@ -314,7 +409,7 @@ impl DrawChart for HistChart {
     fn title(&self) -> &str {
         &self.title
     }
-    fn draw_into<DB: DrawingBackend>(&self, area: &Area<DB>) -> Result<()> {
+    fn draw_into<DB: Backend>(&self, area: &Area<DB>) -> Result<()> {
         draw_hist_chart(area, self)
     }
 }
@@ -327,7 +422,7 @@ struct Charts<'c, C> {
 
 impl<C: DrawChart> Figure for Charts<'_, C> {
     type Out = ();
-    fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> Result<()> {
+    fn draw<DB: Backend>(&self, root: &Area<DB>) -> Result<()> {
         let (w, h) = self.chart_px;
         for (k, c) in self.charts.iter().enumerate() {
             let area = root.clone().shrink((w * SS * k as u32, 0), (w * SS, h * SS));

@@ -2,6 +2,7 @@
 //! embedded font, atomic writes, size limits, shared colours.
 
 use super::*;
+use plotters_backend::{BackendCoord, DrawingErrorKind};
 
 pub(super) type Area<DB> = DrawingArea<DB, Shift>;
 pub(super) type Coord = Cartesian2d<AxisCoord, AxisCoord>;
@@ -31,7 +32,80 @@ pub(super) fn ensure_font() -> Result<()> {
 pub(super) trait Figure {
     /// What drawing it returns (e.g. where its maps lie).
     type Out;
-    fn draw<DB: DrawingBackend>(&self, root: &Area<DB>) -> Result<Self::Out>;
+    fn draw<DB: Backend>(&self, root: &Area<DB>) -> Result<Self::Out>;
+}
+
+/// A drawing backend that can also draw a raster image: `nx`×`ny` RGB cells
+/// (3 bytes each, top row first) stretched over the pixel rectangle
+/// [x0, x1) × [y0, y1), every cell a uniform block (nearest neighbour). A
+/// bitmap blits the upscaled cells; an SVG embeds the cells as one PNG
+/// image, so a heat map is one `<image>` element, not one `<rect>` per cell.
+pub(super) trait Backend: DrawingBackend {
+    fn raster(
+        &mut self,
+        corners: (BackendCoord, BackendCoord),
+        nx: u32,
+        ny: u32,
+        rgb: &[u8],
+    ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>>;
+}
+
+impl Backend for BitMapBackend<'_> {
+    fn raster(
+        &mut self,
+        ((x0, y0), (x1, y1)): (BackendCoord, BackendCoord),
+        nx: u32,
+        ny: u32,
+        rgb: &[u8],
+    ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
+        let (w, h) = ((x1 - x0).max(0) as usize, (y1 - y0).max(0) as usize);
+        if w == 0 || h == 0 || nx == 0 || ny == 0 || rgb.len() != 3 * nx as usize * ny as usize {
+            return Ok(());
+        }
+        let (nx, ny) = (nx as usize, ny as usize);
+        // The cell under each pixel's centre: cells are uniform blocks.
+        let col: Vec<usize> = (0..w).map(|px| ((2 * px + 1) * nx / (2 * w)).min(nx - 1)).collect();
+        let mut buf = vec![0u8; 3 * w * h];
+        for (py, row) in buf.chunks_exact_mut(3 * w).enumerate() {
+            let j = ((2 * py + 1) * ny / (2 * h)).min(ny - 1);
+            let src = &rgb[3 * j * nx..3 * (j + 1) * nx];
+            for (px, c) in row.chunks_exact_mut(3).enumerate() {
+                c.copy_from_slice(&src[3 * col[px]..3 * col[px] + 3]);
+            }
+        }
+        self.blit_bitmap((x0, y0), (w as u32, h as u32), &buf)
+    }
+}
+
+/// A raster drawn through a chart: its cells over the rectangle between two
+/// corners given in the chart's coordinates (upper left, lower right).
+pub(super) struct Raster<'a> {
+    pub(super) corners: [(f64, f64); 2],
+    pub(super) nx: u32,
+    pub(super) ny: u32,
+    pub(super) rgb: &'a [u8],
+}
+
+impl<'b> plotters::element::PointCollection<'b, (f64, f64)> for &'b Raster<'_> {
+    type Point = &'b (f64, f64);
+    type IntoIter = std::slice::Iter<'b, (f64, f64)>;
+    fn point_iter(self) -> Self::IntoIter {
+        self.corners.iter()
+    }
+}
+
+impl<DB: Backend> plotters::element::Drawable<DB> for Raster<'_> {
+    fn draw<I: Iterator<Item = BackendCoord>>(
+        &self,
+        mut pos: I,
+        backend: &mut DB,
+        _: (u32, u32),
+    ) -> std::result::Result<(), DrawingErrorKind<DB::ErrorType>> {
+        match (pos.next(), pos.next()) {
+            (Some(a), Some(b)) => backend.raster((a, b), self.nx, self.ny, self.rgb),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Draws `fig` of `size` output pixels and writes it to `path` in the format
@@ -66,8 +140,9 @@ pub(super) fn render_svg<T>(size: (u32, u32), draw: impl FnOnce(&Area<Svg<'_>>) 
     ensure_font()?;
     let (bw, bh) = (size.0 * SS, size.1 * SS);
     let mut doc = String::new();
+    let images = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let out = {
-        let root = Svg(SVGBackend::with_string(&mut doc, (bw, bh))).into_drawing_area();
+        let root = Svg::new(SVGBackend::with_string(&mut doc, (bw, bh)), images.clone()).into_drawing_area();
         root.fill(&WHITE).map_err(pe)?;
         let out = draw(&root)?;
         root.present().map_err(pe)?;
@@ -80,10 +155,11 @@ pub(super) fn render_svg<T>(size: (u32, u32), draw: impl FnOnce(&Area<Svg<'_>>) 
     // Attributes plotters writes at their initial values (no attribute value
     // or text can hold a quote: both are escaped): a third of a cell's bytes.
     let body = body.replace(r#" opacity="1""#, "").replace(r#" stroke="none""#, "");
+    let body = svg::embed_images(&body, &images.borrow())?;
     let (w, h) = size;
     Ok((
         format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {bw} {bh}\">\n<style>rect {{ shape-rendering: crispEdges }}</style>{body}"
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {bw} {bh}\">\n<style>rect {{ shape-rendering: crispEdges }}</style>{body}"
         ),
         out,
     ))
@@ -176,3 +252,4 @@ pub const QUALITATIVE: [RGBColor; 10] = [
 pub(super) const GRID_LINE: RGBColor = RGBColor(222, 222, 222);
 pub(super) const MINOR_LINE: RGBColor = RGBColor(240, 240, 240);
 pub(super) const GUIDE: RGBColor = RGBColor(90, 90, 90);
+pub(super) const HATCH: RGBColor = RGBColor(25, 25, 25);

@@ -338,9 +338,18 @@ fn figure_formats() {
     assert!("pdf".parse::<FigureFormat>().unwrap_err().to_string().contains("expected png or svg"));
 }
 
+/// The decoded PNG of an SVG `<image>` element (a `data:image/png;base64,` URI).
+fn embedded_png(n: &roxmltree::Node) -> image::RgbImage {
+    use base64::Engine;
+    let href = n.attribute(("http://www.w3.org/1999/xlink", "href")).expect("xlink:href");
+    let data = href.strip_prefix("data:image/png;base64,").expect("a PNG data URI");
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    image::load_from_memory_with_format(&bytes, image::ImageFormat::Png).unwrap().to_rgb8()
+}
+
 /// The SVG of a heat map has the PNG's layout (size, where the map lies)
-/// and one rectangle per cell, of exactly the palette's colour — darkened
-/// on exactly the cells of the excursion set.
+/// and its cells as one embedded image with a pixel per cell, of exactly the
+/// palette's colour; the excursion set is hatched on exactly its cells.
 #[test]
 fn svg_heat_map_has_the_png_layout_and_the_cells_colours() {
     let dir = tempfile::tempdir().unwrap();
@@ -365,40 +374,70 @@ fn svg_heat_map_has_the_png_layout_and_the_cells_colours() {
     assert_eq!((num(&root, "width"), num(&root, "height")), (w as f64, h as f64));
     assert_eq!(root.attribute("viewBox").unwrap(), format!("0 0 {} {}", w * SS, h * SS));
 
-    // Cells: right after the white background, one per grid point, rows bottom to top.
-    let rects = elements(&doc, "rect");
-    assert_eq!(rects[0].attribute("fill"), Some("#FFFFFF"));
-    let cells = &rects[1..1 + nx * ny];
+    // Cells: one image, a pixel per grid point (top row first).
+    let images = elements(&doc, "image");
+    assert_eq!(images.len(), 1);
+    let img = embedded_png(&images[0]);
+    assert_eq!(img.dimensions(), (nx as u32, ny as u32));
     let (lo, hi) = color_range(&panels[0]);
-    let mut shaded = 0;
-    for (k, r) in cells.iter().enumerate() {
-        let v = g.at(k % nx, k / nx);
-        let mut c = palette_color(Palette::Diverging, (v - lo) / (hi - lo));
-        if v >= level {
-            c = RGBColor((c.0 as f64 * 0.72) as u8, (c.1 as f64 * 0.72) as u8, (c.2 as f64 * 0.72) as u8);
-            shaded += 1;
+    for j in 0..ny {
+        for i in 0..nx {
+            let c = palette_color(Palette::Diverging, (g.at(i, j) - lo) / (hi - lo));
+            assert_eq!(img.get_pixel(i as u32, (ny - 1 - j) as u32).0, [c.0, c.1, c.2], "cell ({i}, {j})");
         }
-        assert_eq!(r.attribute("fill"), Some(hex(c).as_str()), "cell {k}");
     }
-    assert!(shaded > 0 && shaded < nx * ny, "{shaded}");
-    // They tile the map area of the PNG, in drawing pixels (SS per image
+    // It covers the map area of the PNG, in drawing pixels (SS per image
     // pixel): from its first pixel to its last (plotters maps the range's
     // upper end onto the area's last pixel, one before the range's end).
     let ss = SS as f64;
-    let x0 = cells.iter().map(|r| num(r, "x")).fold(f64::INFINITY, f64::min);
-    let x1 = cells.iter().map(|r| num(r, "x") + num(r, "width")).fold(0.0, f64::max);
-    let y0 = cells.iter().map(|r| num(r, "y")).fold(f64::INFINITY, f64::min);
-    let y1 = cells.iter().map(|r| num(r, "y") + num(r, "height")).fold(0.0, f64::max);
-    let area: f64 = cells.iter().map(|r| num(r, "width") * num(r, "height")).sum();
+    let (x0, y0) = (num(&images[0], "x"), num(&images[0], "y"));
+    let (x1, y1) = (x0 + num(&images[0], "width"), y0 + num(&images[0], "height"));
     let gr = geo_png[0];
     assert_eq!((x0, x1, y0, y1), (gr.px.0 * ss, gr.px.1 * ss - 1.0, gr.py.0 * ss, gr.py.1 * ss - 1.0));
-    assert_eq!(area, (x1 - x0) * (y1 - y0), "cells overlap or leave gaps");
+    assert_eq!(images[0].attribute("preserveAspectRatio"), Some("none"));
+    // The hatch: segments whose every point lies over a cell at or above the level.
+    let lines = elements(&doc, "polyline");
+    let hatch: Vec<_> = lines.iter().filter(|l| l.attribute("stroke") == Some(hex(HATCH).as_str())).collect();
+    assert!(hatch.len() >= 3, "{}", hatch.len());
+    let cell = |x: f64, y: f64| {
+        let i = (((x - x0) / (x1 - x0) * nx as f64).floor() as usize).min(nx - 1);
+        let j = ny - 1 - (((y - y0) / (y1 - y0) * ny as f64).floor() as usize).min(ny - 1);
+        (i, j)
+    };
+    let mut hatched = std::collections::BTreeSet::new();
+    for l in &hatch {
+        let pts: Vec<(f64, f64)> = l
+            .attribute("points")
+            .unwrap()
+            .split_whitespace()
+            .map(|pt| {
+                let (x, y) = pt.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(pts.len(), 2);
+        // plotters writes whole drawing pixels: test points 2 px or more from either end.
+        let len = ((pts[1].0 - pts[0].0).powi(2) + (pts[1].1 - pts[0].1).powi(2)).sqrt();
+        for t in [2.0 / len, 0.5, 1.0 - 2.0 / len].into_iter().filter(|_| len >= 4.0) {
+            let (x, y) = (pts[0].0 + t * (pts[1].0 - pts[0].0), pts[0].1 + t * (pts[1].1 - pts[0].1));
+            let (i, j) = cell(x, y);
+            assert!(g.at(i, j) >= level, "hatch over cell ({i}, {j}) = {} < {level}", g.at(i, j));
+            hatched.insert((i, j));
+        }
+    }
+    let above = (0..ny).flat_map(|j| (0..nx).map(move |i| (i, j))).filter(|&(i, j)| g.at(i, j) >= level).count();
+    assert!(hatched.len() * 3 >= above, "{} of {above} cells hatched", hatched.len());
+    let rects = elements(&doc, "rect");
+    assert_eq!(rects[0].attribute("fill"), Some("#FFFFFF"));
     // Frames are polylines with a stroke width, never hairline <rect>s.
     assert!(rects.iter().all(|r| r.attribute("fill") != Some("none")));
     let lines = elements(&doc, "polyline");
     assert!(lines.iter().any(|l| l.attribute("stroke") == Some("#000000") && num(l, "stroke-width") >= 2.0));
     // The contour: black polylines of width 2 px (4 drawing px) inside the map.
-    let contour: Vec<_> = lines.iter().filter(|l| l.attribute("stroke-width") == Some("4")).collect();
+    let contour: Vec<_> = lines
+        .iter()
+        .filter(|l| l.attribute("stroke-width") == Some("4") && l.attribute("stroke") == Some("#000000"))
+        .collect();
     assert!(!contour.is_empty());
     for l in contour {
         for pt in l.attribute("points").unwrap().split_whitespace() {
@@ -420,6 +459,82 @@ fn svg_heat_map_has_the_png_layout_and_the_cells_colours() {
     let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     names.sort();
     assert_eq!(names, ["h.png", "h.svg"]);
+}
+
+/// Hatch lines lie over exactly the cells at or above the level, at 45° on
+/// the drawing, `spacing` pixels apart.
+#[test]
+fn hatch_segments_cover_exactly_the_excursion_cells() {
+    // Right half (x ≥ 0.5) above the level; a 200 × 100 px map of a 2 × 1 domain.
+    let g = Grid2::from_fn(10, 5, (0.05, 1.95), (0.1, 0.9), |x, _| if x > 1.0 { 1.0 } else { 0.0 }).unwrap();
+    let segs = hatch_segments(&g, 0.5, (0.0, 2.0, 0.0, 1.0), (200.0, 100.0), 10.0);
+    assert!(!segs.is_empty());
+    let mut length = 0.0;
+    for [a, b] in &segs {
+        // In pixels the lines rise at 45°.
+        let (du, dv) = ((b.0 - a.0) * 100.0, (b.1 - a.1) * 100.0);
+        assert!((du - dv).abs() < 1e-9 && du > 0.0, "{a:?} {b:?}");
+        // Each starts on the set's left edge (x = 1, within the bisection's
+        // 1/64 of a sample step) or on the map's bottom, and stays in the set.
+        assert!(a.0 >= 1.0 - 0.01 && b.0 <= 2.0 + 1e-12, "{a:?} {b:?}");
+        assert!((a.0 - 1.0).abs() < 0.01 || a.1.abs() < 1e-12, "{a:?}");
+        length += du * std::f64::consts::SQRT_2;
+    }
+    // Lines 10 px apart over a 100 × 100 px square: its area / spacing of line.
+    assert!((length - 100.0 * 100.0 / 10.0).abs() < 0.1 * 1000.0, "{length}");
+    // Nothing above the level: no hatch.
+    assert!(hatch_segments(&g, 2.0, (0.0, 2.0, 0.0, 1.0), (200.0, 100.0), 10.0).is_empty());
+}
+
+/// A grid of panels with one shared colour bar: rows of `columns`, the
+/// bar right of the grid, extend arrows where values pass its range.
+#[test]
+fn heatmap_grid_has_rows_one_colour_bar_and_extend_arrows() {
+    let dir = tempfile::tempdir().unwrap();
+    let grids: Vec<Grid2> = (0..5)
+        .map(|k| Grid2::from_fn(16, 16, (0.0, 1.0), (0.0, 1.0), move |x, y| (k as f64 + 1.0) * (x - y)).unwrap())
+        .collect();
+    let panels: Vec<HeatPanel> =
+        grids.iter().enumerate().map(|(k, g)| panel(&format!("p{k}"), g, Palette::Diverging)).collect();
+    let layout = HeatLayout {
+        panel_px: 300,
+        columns: 3,
+        shared: Some(SharedColorbar { palette: Palette::Diverging, range: Some((-2.0, 2.0)), label: "unit".into() }),
+    };
+    let (png, svg) = (dir.path().join("g.png"), dir.path().join("g.svg"));
+    let geo = heatmap_grid(&png, &panels, &layout, Some("five")).unwrap();
+    assert_eq!(heatmap_grid(&svg, &panels, &layout, Some("five")).unwrap(), geo);
+    let cb_w = (0.24f64 * 300.0).round() as u32;
+    let sup_h = (34.0f64 * 300.0 / 420.0).round() as u32;
+    assert_eq!(png_size(&png), (3 * 300 + cb_w, 2 * 300 + sup_h));
+    // Rows: panels 0–2 side by side, 3–4 below them.
+    assert!(geo[0].px.1 < geo[1].px.0 && geo[1].px.1 < geo[2].px.0);
+    assert_eq!(geo[3].px, geo[0].px);
+    assert!(geo[3].py.0 > geo[0].py.1);
+    let text = svg_doc(&svg);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    // One colour bar (256 strips) and one unit caption for all five panels.
+    let strips = elements(&doc, "rect").len() - 1;
+    assert_eq!(strips, 256, "{strips}");
+    let texts: Vec<String> = elements(&doc, "text").iter().map(|t| t.text().unwrap_or("").trim().to_string()).collect();
+    assert_eq!(texts.iter().filter(|t| *t == "unit").count(), 1);
+    assert_eq!(elements(&doc, "image").len(), 5);
+    // Values reach ±5 beyond the range ±2: a triangle in each end colour.
+    let fills: Vec<&str> = elements(&doc, "polygon").iter().filter_map(|p| p.attribute("fill")).collect();
+    for end in [0.0, 1.0] {
+        let c = hex(palette_color(Palette::Diverging, end));
+        assert!(fills.contains(&c.as_str()), "{c} not in {fills:?}");
+    }
+    // Within the range: no arrows.
+    let inside = HeatLayout {
+        shared: Some(SharedColorbar { palette: Palette::Diverging, range: Some((-6.0, 6.0)), label: String::new() }),
+        ..layout
+    };
+    heatmap_grid(&svg, &panels, &inside, None).unwrap();
+    let text = svg_doc(&svg);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    assert!(elements(&doc, "polygon").is_empty());
+    assert_eq!(extends(&[&grids[0]], (-0.5, 2.0)), (true, false));
 }
 
 #[test]
