@@ -57,15 +57,12 @@ shapely (from the JSON text, independently):
   * the set is {path_1 >= threshold}: every grid node farther than 1e-7
     degrees from its boundary is inside iff path_1 >= threshold there.
 
-map.png (when among the outputs), read by GDAL with its world file
-(map.pgw) and PAM sidecar (map.png.aux.xml):
-  * CRS = --crs; map.prj parses (GDAL) to --crs; the transform is north-up
-    and is map.pgw's (pixel-centre) origin shifted by half a pixel;
-  * the grid's cell-edge extent (that of paths.tif) falls inside the image
-    on the map's frame (a dark line within 3 px of each edge), and the
-    colours at the grid nodes agree with path_1 (red above the threshold,
-    blue below) at >= 97% of the nodes with |path_1 - t| > 10% of the range:
-    a flipped or shifted georeference scores about 50%.
+paths.qml (QGIS layer style, loaded with paths.tif) and paths.sld (OGC SLD):
+  * no map.pgw, map.prj or map.png.aux.xml: the decorated map.png is not
+    georeferenced (its title and colour bar would land on the ground);
+  * both parse as XML with the same ascending colour ramp; the QML is a
+    single-band pseudocolour renderer of band 1; interpolated as QGIS does,
+    the ramp colours path_1 red above the threshold and blue below.
 """
 
 from __future__ import annotations
@@ -75,6 +72,7 @@ import csv
 import json
 import logging
 import math
+import xml.etree.ElementTree as ET
 import sys
 from pathlib import Path
 
@@ -361,54 +359,44 @@ def main() -> int:
                     + ", ".join(f"({xs[k]:.6g}, {ys[k]:.6g}) path_1 = {vals[k, 0]:.4g}"
                                 for k in np.flatnonzero(wrong)[:3]))
 
-    # ---- map.png with map.pgw, map.prj, map.png.aux.xml ------------------------------------
-    if "map.png" not in outputs:
-        print("skip map.png: not among report.json's outputs (figures written without PNG)")
-        return finish(c)
-    try:
-        prj = CRS.from_wkt((out / "map.prj").read_text())
-        c.check(prj.to_epsg() == code, f"map.prj: GDAL parses it as {crs_s}", f"{prj}")
-    except Exception as e:  # noqa: BLE001
-        c.check(False, f"map.prj: GDAL parses it as {crs_s}", repr(e))
-    wf = [float(v) for v in (out / "map.pgw").read_text().split()]
-    gdal_log.messages.clear()
-    with rasterio.open(out / "map.png") as png:
-        img = png.read().astype(np.int32)
-        t = png.transform
-        c.check(png.crs is not None and png.crs.to_epsg() == code, f"map.png: GDAL reads its CRS as {crs_s}",
-                f"GDAL reads {png.crs} (warnings {gdal_log.messages})")
-        c.check(t.b == 0 and t.d == 0 and t.a > 0 and t.e < 0, "map.png: north-up geotransform", f"{t}")
-        c.check(len(wf) == 6 and all(math.isclose(g, w, rel_tol=1e-12, abs_tol=1e-9) for g, w in
-                                     zip((t.a, t.d, t.b, t.e, t.c + t.a / 2, t.f + t.e / 2), wf)),
-                "map.png: GDAL's transform is map.pgw's (pixel-centre origin shifted half a pixel)",
-                f"GDAL {t}, world file {wf}")
-        width, height = png.width, png.height
-        # The grid's cell-edge extent (= paths.tif's bounds) in image pixels.
-        (c0, r0), (c1, r1) = ~t * (xlo - dx / 2, yhi + dy / 2), ~t * (xhi + dx / 2, ylo - dy / 2)
-        c.check(0 <= c0 < c1 <= width and 0 <= r0 < r1 <= height and (c1 - c0) > 0.3 * width,
-                "map.png: the grid's extent lies inside the image",
-                f"columns {c0:.1f}..{c1:.1f} of {width}, rows {r0:.1f}..{r1:.1f} of {height}")
-        if 0 <= c0 < c1 <= width and 0 <= r0 < r1 <= height:
-            dark = img.max(axis=0) < 80
-            misses = []
-            for name, along, fixed, vertical in [("left", (r0, r1), c0, True), ("right", (r0, r1), c1, True),
-                                                 ("top", (c0, c1), r0, False), ("bottom", (c0, c1), r1, False)]:
-                for s in np.linspace(along[0], along[1], 9)[1:-1]:
-                    s, lo_i, hi_i = int(s), max(int(fixed) - 3, 0), int(fixed) + 4
-                    seg = dark[s, lo_i:hi_i] if vertical else dark[lo_i:hi_i, s]
-                    if not seg.any():
-                        misses.append(f"{name} edge at {s}")
-            c.check(not misses, "map.png: the grid's extent edges sit on the map's frame (within 3 px)",
-                    "no dark frame line near " + ", ".join(misses[:6]))
-            cols, rws = ~t * (xs, ys)
-            px = img[:3, np.floor(rws).astype(int).clip(0, height - 1), np.floor(cols).astype(int).clip(0, width - 1)]
-            v1 = vals[:, 0]
-            sel = np.abs(v1 - threshold) > 0.1 * np.abs(v1 - threshold).max()
-            agree = np.where(v1 > threshold, px[0] > px[2], px[2] > px[0])[sel]
-            c.check(sel.sum() > 0 and agree.mean() >= 0.97,
-                    f"map.png: colours at the grid nodes agree with path_1 vs t = {threshold:g} "
-                    f"({agree.mean():.1%} of {int(sel.sum())} nodes)",
-                    "the map does not show path_1 where its georeference says")
+    # ---- paths.qml and paths.sld: the GeoTIFF's styles; no georeferenced figure ------------
+    for f in ("map.pgw", "map.prj", "map.png.aux.xml"):
+        c.check(not (out / f).exists(), f"{f}: absent (a decorated figure is not georeferenced)",
+                f"{f} georeferences map.png, whose title and colour bar would land on the ground")
+    c.check({"paths.qml", "paths.sld"} <= set(outputs), "report.json: paths.qml and paths.sld are among the outputs",
+            f"outputs {outputs}")
+    ramps = {}
+    for name, tag, value_attr in (("paths.qml", "item", "value"), ("paths.sld", "ColorMapEntry", "quantity")):
+        try:
+            root = ET.parse(out / name).getroot()
+            ns = "{http://www.opengis.net/sld}" if name.endswith(".sld") else ""
+            entries = [(float(e.get(value_attr)), e.get("color")) for e in root.iter(ns + tag)]
+            ramps[name] = entries
+            values = [v for v, _ in entries]
+            c.check(len(entries) >= 2 and values == sorted(values) and values[0] < values[-1],
+                    f"{name}: a colour ramp of {len(entries)} ascending values", f"{entries}")
+        except Exception as e:  # noqa: BLE001
+            c.check(False, f"{name}: parses as XML with a colour ramp", repr(e))
+    if "paths.qml" in ramps:
+        root = ET.parse(out / "paths.qml").getroot()
+        r = root.find("./pipe/rasterrenderer")
+        c.check(r is not None and r.get("type") == "singlebandpseudocolor" and r.get("band") == "1",
+                "paths.qml: QGIS's single-band pseudocolour renderer of band 1",
+                f"{None if r is None else r.attrib}")
+        if ramps.get("paths.sld"):
+            c.check([(v, col.lower()) for v, col in ramps["paths.qml"]] == [(v, col.lower()) for v, col in ramps["paths.sld"]],
+                    "paths.qml and paths.sld: the same ramp", "they differ")
+        # The ramp, interpolated as QGIS does, colours path_1 red above the threshold and blue below
+        # (the figures' diverging palette centred on it).
+        values = np.array([v for v, _ in ramps["paths.qml"]])
+        cols = np.array([[int(col[k:k + 2], 16) for k in (1, 3, 5)] for _, col in ramps["paths.qml"]], dtype=float)
+        v1 = vals[:, 0]
+        rgb = np.stack([np.interp(v1, values, cols[:, k]) for k in range(3)], axis=1)
+        sel = np.abs(v1 - threshold) > 0.05 * np.abs(v1 - threshold).max()
+        agree = np.where(v1 > threshold, rgb[:, 0] > rgb[:, 2], rgb[:, 2] > rgb[:, 0])[sel]
+        c.check(sel.sum() > 0 and agree.all(),
+                f"paths.qml: its ramp shows path_1 red above t = {threshold:g} and blue below "
+                f"({agree.mean():.1%} of {int(sel.sum())} nodes)", "the style is not centred on the threshold")
     return finish(c)
 
 

@@ -30,7 +30,6 @@ use subtle::ConstantTimeEq;
 
 use crate::error::ServerError;
 use crate::service::Service;
-use crate::spec::ReleaseRequest;
 
 /// The application state shared by the handlers.
 pub struct App {
@@ -135,9 +134,9 @@ async fn create(
     b: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ServerError> {
     app.authorise(&headers)?;
-    let spec: ReleaseRequest = body(b)?;
+    let v: Value = body(b)?;
     let a = app.clone();
-    let public = blocking(move || a.svc.create(spec)).await?;
+    let public = blocking(move || a.svc.create_from_value(v)).await?;
     Ok((StatusCode::CREATED, Json(public)).into_response())
 }
 

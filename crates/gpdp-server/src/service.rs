@@ -70,6 +70,56 @@ pub struct Service {
     memory: MemoryCap,
 }
 
+/// The public description's `crs`: code, name (label) and unit, for the viewer's axes.
+fn crs_description(crs: Option<&str>) -> Value {
+    match crs.and_then(|c| c.parse::<gpdp::crs::Crs>().ok()) {
+        Some(c) => json!({"code": c.to_string(), "label": c.label(), "unit": c.unit()}),
+        None => Value::Null,
+    }
+}
+
+/// The coordinates' names: the request's covariate columns when it names
+/// them, else the CRS's axis names (2-D), else none.
+fn axis_names(spec: &ReleaseRequest, dim: usize) -> Value {
+    if let Some(x) = spec.x.as_ref().filter(|x| x.len() == dim) {
+        return json!(x);
+    }
+    match spec.crs.as_deref().and_then(|c| c.parse::<gpdp::crs::Crs>().ok()) {
+        Some(c) if dim == 2 => json!(c.axis_names()),
+        _ => Value::Null,
+    }
+}
+
+/// The operator's note of a created release (the admin's answer only).
+fn operator_note(outcome: &gpdp::model::policy::PolicyOutcome, shared: usize, m: &Mechanism, n: usize) -> Value {
+    let p = m.params();
+    let range = match p.response_range {
+        Some(r) => format!("the response range [{}, {}]", r.lo, r.hi),
+        None => format!("[−{b}, {b}]", b = p.release.response_bound),
+    };
+    let mut notes = Vec::new();
+    if outcome.responses_clipped > 0 {
+        notes.push(format!(
+            "clipped {} of {n} response(s) to {range}{}",
+            outcome.responses_clipped,
+            if outcome.responses_clipped * 10 >= n { " — the map will flatten towards the range's ends" } else { "" }
+        ));
+    }
+    if outcome.covariates_snapped > 0 {
+        notes.push(format!("moved {} covariate(s) onto the declared lattice", outcome.covariates_snapped));
+    }
+    if shared > 0 {
+        notes.push(format!("{shared} of the {n} records are also records of the plan's proxy"));
+    }
+    json!({
+        "private": "not published: facts about the private data for the data holder only (never stored in the release's description)",
+        "responses_clipped": outcome.responses_clipped,
+        "covariates_snapped": outcome.covariates_snapped,
+        "records_shared_with_plan_proxy": shared,
+        "notes": notes,
+    })
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -183,6 +233,21 @@ impl Service {
         entry
     }
 
+    /// Creates a release (admin) from a request body: [`ReleaseRequest`]
+    /// parsed with its `plan` (a plan.json on the server, confined to
+    /// `data_dir` like the data) read and applied, then [`Self::create`].
+    pub fn create_from_value(&self, body: Value) -> Result<Value, ServerError> {
+        let spec = ReleaseRequest::from_value_with(body, |path| {
+            self.check_data_dir(path)?;
+            let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
+            let plan: gpdp::plan::Plan = serde_json::from_slice(&bytes).map_err(|e| {
+                ServerError::BadRequest(format!("plan: {} is not a plan.json of `gpdp plan` ({e})", path.display()))
+            })?;
+            Ok((plan, path.display().to_string()))
+        })?;
+        self.create(spec)
+    }
+
     /// Creates a release (admin): reads the data, checks or calibrates the
     /// mechanism, applies the data checks, fits the posterior (within the
     /// server's memory cap), records it in the ledger (refused beyond the
@@ -192,10 +257,16 @@ impl Service {
     pub fn create(&self, spec: ReleaseRequest) -> Result<Value, ServerError> {
         self.check_data_dir(&spec.data)?;
         let (data, hash) = read_data(&spec)?;
+        // Data that are the plan's proxy are refused (the plan would then be fitted on them).
+        let shared = match &spec.planned {
+            Some((plan, name)) => plan.check_not_the_proxy(name, &hash, &data)?,
+            None => 0,
+        };
         let mechanism = spec.mechanism(&data)?;
         // The data policy (domain, clipping or rejection) before anything
         // is reserved: a refused dataset consumes no budget.
-        mechanism.check_data(&data)?;
+        let outcome = mechanism.check_data(&data)?;
+        let operator = operator_note(&outcome, shared, &mechanism, data.len());
         let dataset = match (&self.ledger, &spec.dataset) {
             (Some(_), None) => {
                 return Err(ServerError::BadRequest(
@@ -214,6 +285,8 @@ impl Service {
         // restart rebuilds exactly this mechanism.
         let mut resolved = spec.clone();
         resolved.spec = spec.spec.resolved(&mechanism);
+        // The plan is applied: the stored spec is complete and names no file to re-read.
+        (resolved.plan, resolved.planned) = (None, None);
         resolved.data = std::fs::canonicalize(&spec.data).unwrap_or(spec.data.clone());
         // The posterior of n records (public n), within the memory cap.
         let (n, dim) = (data.len(), data.dim());
@@ -240,6 +313,12 @@ impl Service {
             "lower": lower,
             "upper": upper,
             "units": mechanism.params().units,
+            "crs": crs_description(spec.crs.as_deref()),
+            "axes": axis_names(&spec, domain.dim()),
+            "display": {
+                "epsilon": gpdp::privacy::display::epsilon_up(mechanism.privacy().epsilon, 4),
+                "delta": gpdp::privacy::display::delta_up(mechanism.privacy().delta, 4),
+            },
             "statement": report["statement"],
             "neighbouring_relation": report["neighbouring_relation"],
             "epsilon": mechanism.privacy().epsilon,
@@ -277,7 +356,12 @@ impl Service {
         };
         held.keep(bytes);
         self.releases.write().map_err(poisoned)?.insert(id, Arc::new(entry));
-        Ok(public)
+        // The admin's answer only (never stored or listed): what the data
+        // policy changed and how many records the plan's proxy shares — facts
+        // about the private data that the guarantee does not cover.
+        let mut answer = public;
+        answer["operator"] = operator;
+        Ok(answer)
     }
 
     /// Retires a release (admin): it stays listed, no longer evaluates.

@@ -7,7 +7,7 @@
 // works when the service is mounted under a path prefix. This module holds
 // the page text, the actions and the start-up; map.js draws.
 
-import { $, GRID_TARGET_1D, GRID_TARGET_2D, clamp, clearError, enc, showError, state, unitsSuffix } from './state.js';
+import { $, GRID_TARGET_1D, GRID_TARGET_2D, axisNames, clamp, clearError, enc, showError, state, unitsSuffix } from './state.js';
 import { ApiError, api } from './api.js';
 import { formatCoord, formatValue } from './ticks.js';
 import { aspectRatio, computeLayout, draw, mapColour, pixelToDomain, snapPoint } from './map.js';
@@ -19,8 +19,29 @@ function setText(id, text) {
   $(id).textContent = text;
 }
 
-function axisNames() {
-  return state.dim === 2 ? ['x₁', 'x₂'] : ['x₁'];
+// ε and δ as shown to people: rounded up (never below the certified value),
+// as the server's `display` gives them; the exact value in the tooltip.
+function shownEpsilon(r) {
+  return r.display && r.display.epsilon ? r.display.epsilon : String(r.epsilon);
+}
+function shownDelta(r) {
+  return r.display && r.display.delta ? r.display.delta : String(r.delta);
+}
+
+// The statement in words: what (ε, δ) promise about one person's record.
+function statementInWords(r) {
+  const eps = Number(r.epsilon);
+  const factor = Number.isFinite(eps) ? Math.exp(eps) : Infinity;
+  const factorText = factor < 1000 ? factor.toPrecision(3) : factor.toExponential(2);
+  const relation = String(r.neighbouring_relation || '');
+  const whom = /change/.test(relation)
+    ? 'one record’s response were changed (the record locations are public)'
+    : 'one record were replaced by any other (its location and its response)';
+  return (
+    `In words: whatever anyone concludes from everything this release reveals, that conclusion would be ` +
+    `at most e^ε ≈ ${factorText} times more (or less) likely if ${whom}, except with probability at most ` +
+    `δ = ${shownDelta(r)}. Smaller ε and δ protect each record more; the map is one random draw, not the best estimate.`
+  );
 }
 
 function renderFacts() {
@@ -37,8 +58,9 @@ function renderFacts() {
   };
   add('Release', r.id);
   add('Status', r.status);
-  add('ε (epsilon)', String(r.epsilon));
-  add('δ (delta)', String(r.delta));
+  add('ε (epsilon, rounded up)', shownEpsilon(r)).title = `certified ε = ${r.epsilon}`;
+  add('δ (delta, rounded up)', shownDelta(r)).title = `certified δ = ${r.delta}`;
+  if (r.crs && r.crs.label) add('Coordinates', r.crs.label);
   add('Sample paths released', String(r.draws));
   add('Units', r.units || 'not stated');
   axisNames().forEach((name, k) => add(`${name} extent`, `${r.lower[k]} to ${r.upper[k]}`));
@@ -54,7 +76,7 @@ function renderFacts() {
 }
 
 function updateRevealed(n) {
-  const text = Number.isFinite(n) ? `${n} point${n === 1 ? '' : 's'} revealed so far by sample path ${state.path}` : '';
+  const text = Number.isFinite(n) ? `${n} point${n === 1 ? '' : 's'} revealed so far by sample path ${state.path + 1}` : '';
   setText('revealed', text);
   const dd = $('facts-revealed');
   if (dd) dd.textContent = Number.isFinite(n) ? String(n) : 'unknown';
@@ -63,6 +85,7 @@ function updateRevealed(n) {
 function renderRelease() {
   const r = state.release;
   setText('statement', r.statement || '(the release carries no statement)');
+  setText('statement-words', r.statement ? statementInWords(r) : '');
   const warning = r.report && typeof r.report.warning === 'string' ? r.report.warning : '';
   $('warning').hidden = !warning;
   setText('warning', warning ? `Warning: ${warning}` : '');
@@ -77,7 +100,7 @@ function renderRelease() {
   for (let l = 0; l < r.draws; l++) {
     const o = document.createElement('option');
     o.value = String(l);
-    o.textContent = `path ${l}`;
+    o.textContent = `path ${l + 1}`;
     sel.append(o);
   }
   sel.value = String(state.path);
@@ -99,7 +122,7 @@ function renderCaption() {
   const kind = state.dim === 2 ? 'Heat map (viridis; north up, east right)' : 'Line plot';
   setText(
     'caption',
-    `${kind} of sample path ${state.path} of release ${r.id}: ${ext}. ${units} ` +
+    `${kind} of sample path ${state.path + 1} of release ${r.id}: ${ext}. ${units} ` +
       `Drawn from ${g.counts.join(' × ')} revealed grid points; click for the exact value at any point.`,
   );
   $('map').setAttribute(

@@ -2,7 +2,7 @@
 // and the colour bar. Colours and ticks are the library's (colour.js,
 // ticks.js), as in the PNG/SVG figures.
 
-import { $, FONT, MARGIN, clamp, state, unitsSuffix } from './state.js';
+import { $, FONT, MARGIN, axisTitles, clamp, state, unitsSuffix } from './state.js';
 import { colour, colourOfValue, colourRange, rgb } from './colour.js';
 import { formatValue, niceTicks } from './ticks.js';
 
@@ -304,8 +304,9 @@ export function draw2d(ctx, L) {
   ctx.strokeStyle = '#1d1f23';
   ctx.lineWidth = 1;
   ctx.strokeRect(plot.left - 0.5, plot.top - 0.5, plot.width + 1, plot.height + 1);
-  drawAxisX(ctx, plot, r.lower[0], r.upper[0], 'x₁ (east →)');
-  drawAxisY(ctx, plot, r.lower[1], r.upper[1], 'x₂ (north →)');
+  const [titleX, titleY] = axisTitles();
+  drawAxisX(ctx, plot, r.lower[0], r.upper[0], titleX);
+  drawAxisY(ctx, plot, r.lower[1], r.upper[1], titleY);
   const last = state.marks[state.marks.length - 1];
   for (const m of state.marks) {
     if (m !== last) drawMarker(ctx, xToPx(m.point[0]), x2ToPx(m.point[1]), false);
@@ -379,8 +380,9 @@ export function draw1d(ctx, L) {
   }
   ctx.stroke();
   ctx.restore();
-  drawAxisX(ctx, plot, r.lower[0], r.upper[0], 'x₁');
-  drawAxisY(ctx, plot, ylo, yhi, `f(x₁)${r.units ? ` [${r.units}]` : ''}`);
+  const [titleX] = axisTitles();
+  drawAxisX(ctx, plot, r.lower[0], r.upper[0], titleX);
+  drawAxisY(ctx, plot, ylo, yhi, `f(${titleX.split(' [')[0]})${r.units ? ` [${r.units}]` : ''}`);
   const last = state.marks[state.marks.length - 1];
   for (const m of state.marks) {
     const x = xToPx(m.point[0]);

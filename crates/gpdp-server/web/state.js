@@ -43,3 +43,23 @@ export function unitsSuffix() {
   const u = state.release && state.release.units;
   return u ? ` ${u}` : '';
 }
+
+// The coordinates' names: the release's covariate columns or its CRS's axes
+// when it states them (with the CRS's unit), else x₁, x₂.
+export function axisNames() {
+  const r = state.release || {};
+  const unit = r.crs && r.crs.unit ? ` [${r.crs.unit}]` : '';
+  if (Array.isArray(r.axes) && r.axes.length === state.dim) return r.axes.map((a) => `${a}${unit}`);
+  return state.dim === 2 ? [`x₁${unit}`, `x₂${unit}`] : [`x₁${unit}`];
+}
+
+// Axis titles of the map: the names, with the compass directions when the
+// release names no coordinates (a CRS's easting/northing say it themselves).
+export function axisTitles() {
+  const r = state.release || {};
+  const names = axisNames();
+  if (state.dim === 2 && !(Array.isArray(r.axes) && r.axes.length === 2)) {
+    return [`${names[0]} (east →)`, `${names[1]} (north →)`];
+  }
+  return names;
+}

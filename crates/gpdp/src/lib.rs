@@ -118,6 +118,8 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod audit;
+#[cfg(feature = "crs")]
+pub mod crs;
 pub mod error;
 #[cfg(feature = "csv")]
 pub mod io;

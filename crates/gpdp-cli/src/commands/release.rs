@@ -147,13 +147,15 @@ pub struct ReleaseCmdArgs {
     /// (1-D): png, svg (vector graphics for reports and journals: the same
     /// title, colour bar with units, hatched excursion cells, contour and
     /// small multiples; map.svg, maps.svg, paths.svg), or both: png,svg. The
-    /// world file of --crs (map.pgw) georeferences the PNG only.
+    /// figures are not georeferenced: with --crs the GeoTIFF paths.tif (and
+    /// its QGIS and SLD styles, paths.qml and paths.sld) is the GIS layer.
     #[arg(long = "map-format", value_name = "png|svg|png,svg", default_value = "png")]
     pub map_format: crate::output::release::MapFormats,
 
     /// The covariates' coordinate reference system, EPSG:CODE — a projected
     /// CRS, so that distances (and ℓ) are in metres (e.g. EPSG:27700, British
-    /// National Grid). Adds paths.tif (a GeoTIFF, one band per draw) and
+    /// National Grid). Adds paths.tif (a GeoTIFF, one band per draw) with its
+    /// QGIS and SLD styles (paths.qml, paths.sld), and
     /// writes excursion.geojson in WGS 84 longitude/latitude (RFC 7946). A
     /// geographic (degrees) CRS is refused for distance-based kernels.
     #[arg(long, value_name = "EPSG:CODE")]

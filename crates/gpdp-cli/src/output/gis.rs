@@ -9,129 +9,23 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use gpdp::postprocess::contour::Polygon;
 
-/// A coordinate reference system given as `EPSG:CODE`.
-#[derive(Debug, Clone)]
-pub struct Crs {
-    /// The EPSG code.
-    pub code: u16,
-    proj4: &'static str,
-    wkt: &'static str,
-}
+pub use gpdp::crs::Crs;
 
-impl std::str::FromStr for Crs {
-    type Err = anyhow::Error;
-    fn from_str(s: &str) -> Result<Self> {
-        let t = s.trim();
-        let code = t
-            .strip_prefix("EPSG:")
-            .or_else(|| t.strip_prefix("epsg:"))
-            .and_then(|c| c.parse::<u16>().ok())
-            .with_context(|| {
-                format!("expected EPSG:CODE, e.g. EPSG:27700 (British National Grid), not '{}'", gpdp::io::excerpt(s))
-            })?;
-        let def = crs_definitions::from_code(code)
-            .with_context(|| format!("EPSG:{code} is not in gpdp's CRS registry (crs-definitions)"))?;
-        Ok(Crs { code, proj4: def.proj4, wkt: def.wkt })
-    }
-}
-
-impl Crs {
-    /// Whether coordinates are longitude/latitude (not metres).
-    pub fn is_geographic(&self) -> bool {
-        self.proj4.contains("+proj=longlat")
-    }
-
-    /// The CRS as OGC WKT (for `.prj` files).
-    pub fn wkt(&self) -> &'static str {
-        self.wkt
-    }
-
-    /// The CRS's name from its WKT, e.g. "OSGB 1936 / British National Grid".
-    pub fn name(&self) -> &'static str {
-        self.wkt.split_once("[\"").and_then(|(_, r)| r.split_once('"')).map_or("", |(n, _)| n)
-    }
-
-    /// "EPSG:CODE name", e.g. "EPSG:27700 OSGB 1936 / British National Grid".
-    pub fn label(&self) -> String {
-        let n = self.name();
-        if n.is_empty() { format!("EPSG:{}", self.code) } else { format!("EPSG:{} {n}", self.code) }
-    }
-
-    /// The coordinates' unit: "°" for a geographic CRS, else the proj4
-    /// `+units` ("m", "ft", "us-ft", …; "m" when absent, PROJ's default).
-    pub fn unit(&self) -> &'static str {
-        if self.is_geographic() {
-            return "°";
-        }
-        self.proj4
-            .split_whitespace()
-            .find_map(|t| t.strip_prefix("+units="))
-            .unwrap_or(if self.proj4.contains("+to_meter=") { "" } else { "m" })
-    }
-
-    /// Names of the two coordinates: the WKT's AXIS names in lower case
-    /// (e.g. "easting", "northing"); "longitude", "latitude" for a
-    /// geographic CRS; else "x", "y".
-    pub fn axis_names(&self) -> [String; 2] {
-        if self.is_geographic() {
-            return ["longitude".into(), "latitude".into()];
-        }
-        let names: Vec<String> = self
-            .wkt
-            .split("AXIS[\"")
-            .skip(1)
-            .filter_map(|r| r.split_once('"').map(|(n, _)| n.to_lowercase()))
-            .collect();
-        match names.as_slice() {
-            [a, b, ..] if !a.is_empty() && !b.is_empty() && a != b => [a.clone(), b.clone()],
-            _ => ["x".into(), "y".into()],
-        }
-    }
-
-    /// Reprojects points (x, y) from this CRS to `to` in place; geographic
-    /// coordinates are longitude/latitude in degrees on both sides.
-    pub fn reproject(&self, to: &Crs, pts: &mut [[f64; 2]]) -> Result<()> {
-        use proj4rs::proj::Proj;
-        let src = Proj::from_proj_string(self.proj4).map_err(|e| anyhow::anyhow!("EPSG:{}: {e}", self.code))?;
-        let dst = Proj::from_proj_string(to.proj4).map_err(|e| anyhow::anyhow!("EPSG:{}: {e}", to.code))?;
-        let scale_in = if self.is_geographic() { 1f64.to_radians() } else { 1.0 };
-        let scale_out = if to.is_geographic() { 1f64.to_degrees() } else { 1.0 };
-        let mut buf: Vec<(f64, f64, f64)> = pts.iter().map(|&[x, y]| (x * scale_in, y * scale_in, 0.0)).collect();
-        proj4rs::transform::transform(&src, &dst, buf.as_mut_slice())
-            .map_err(|e| anyhow::anyhow!("reprojecting EPSG:{} to EPSG:{}: {e}", self.code, to.code))?;
-        for (p, &(x, y, _)) in pts.iter_mut().zip(&buf) {
-            *p = [x * scale_out, y * scale_out];
-        }
-        if let Some(i) = pts.iter().position(|p| !(p[0].is_finite() && p[1].is_finite())) {
-            bail!(
-                "reprojecting EPSG:{} to EPSG:{}: point {} has no image (outside the projection's area?)",
-                self.code,
-                to.code,
-                i + 1
-            );
-        }
-        Ok(())
-    }
-
-    /// Reprojects polygons from this CRS to WGS 84 longitude/latitude in degrees.
-    /// (Geographic input is in degrees, as [`Self::reproject`] takes it.)
-    pub fn polygons_to_wgs84(&self, polys: &[Polygon]) -> Result<Vec<Polygon>> {
-        let wgs84: Crs = "EPSG:4326".parse()?;
-        let ring = |r: &[[f64; 2]]| -> Result<Vec<[f64; 2]>> {
-            let mut pts = r.to_vec();
-            self.reproject(&wgs84, &mut pts)?;
-            Ok(pts)
-        };
-        polys
-            .iter()
-            .map(|p| {
-                Ok(Polygon {
-                    exterior: ring(&p.exterior)?,
-                    holes: p.holes.iter().map(|h| ring(h)).collect::<Result<_>>()?,
-                })
-            })
-            .collect()
-    }
+/// Reprojects polygons from `crs` to WGS 84 longitude/latitude in degrees.
+/// (Geographic input is in degrees, as [`Crs::reproject`] takes it.)
+pub fn polygons_to_wgs84(crs: &Crs, polys: &[Polygon]) -> Result<Vec<Polygon>> {
+    let wgs84: Crs = "EPSG:4326".parse()?;
+    let ring = |r: &[[f64; 2]]| -> Result<Vec<[f64; 2]>> {
+        let mut pts = r.to_vec();
+        crs.reproject(&wgs84, &mut pts)?;
+        Ok(pts)
+    };
+    polys
+        .iter()
+        .map(|p| {
+            Ok(Polygon { exterior: ring(&p.exterior)?, holes: p.holes.iter().map(|h| ring(h)).collect::<Result<_>>()? })
+        })
+        .collect()
 }
 
 /// Reprojects a dataset's 2-D covariates from `from` to `to`.
@@ -283,14 +177,91 @@ pub fn write_geotiff(
     std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
 }
 
-/// The six lines of a world file for an image whose map (`g`) maps pixel
-/// edges `g.px`, `g.py` onto the domain rectangle: pixel size A = Δx/Δpx,
-/// E = −Δy/Δpy, and the centre of the upper-left pixel,
-/// C = x_left + (½ − px_left)·A, F = y_top + (½ − py_top)·E.
-pub fn world_file(g: &crate::output::plot::PanelGeoref) -> String {
-    let a = (g.x.1 - g.x.0) / (g.px.1 - g.px.0);
-    let e = -(g.y.1 - g.y.0) / (g.py.1 - g.py.0);
-    let c = g.x.0 + (0.5 - g.px.0) * a;
-    let f = g.y.1 + (0.5 - g.py.0) * e;
-    format!("{a}\n0\n0\n{e}\n{c}\n{f}\n")
+/// The colour ramp of a raster style: the palette's stops (uniform in t,
+/// interpolated linearly — exactly [`gpdp::postprocess::palette::color`])
+/// placed at their values over `(lo, hi)`, as (value, "#rrggbb").
+fn ramp(palette: gpdp::postprocess::palette::Palette, (lo, hi): (f64, f64)) -> Vec<(f64, String)> {
+    let stops = gpdp::postprocess::palette::stops(palette);
+    let k = stops.len().max(2) - 1;
+    stops
+        .iter()
+        .enumerate()
+        .map(|(i, [r, g, b])| (lo + (hi - lo) * i as f64 / k as f64, format!("#{r:02x}{g:02x}{b:02x}")))
+        .collect()
+}
+
+/// A QGIS layer style (`.qml`; QGIS loads `paths.qml` with `paths.tif`):
+/// band 1 as a single-band pseudocolour raster, the figure's palette
+/// interpolated over the figure's colour range `range` (values outside get
+/// the end colours, as on map.png), labelled with `units`.
+pub fn qgis_style(palette: gpdp::postprocess::palette::Palette, range: (f64, f64), units: Option<&str>) -> String {
+    let (lo, hi) = range;
+    let unit = units.map(|u| format!(" {}", xml_escape(u))).unwrap_or_default();
+    let items: String = ramp(palette, range)
+        .iter()
+        .map(|(v, c)| format!("          <item alpha=\"255\" value=\"{v}\" label=\"{v}{unit}\" color=\"{c}\"/>\n"))
+        .collect();
+    format!(
+        "<!DOCTYPE qgis PUBLIC 'http://mrcc.com/qgis.dtd' 'SYSTEM'>\n\
+<qgis version=\"3.28.0\" styleCategories=\"Symbology\">\n\
+  <pipe>\n\
+    <rasterrenderer type=\"singlebandpseudocolor\" band=\"1\" opacity=\"1\" alphaBand=\"-1\" classificationMin=\"{lo}\" classificationMax=\"{hi}\" nodataColor=\"\">\n\
+      <rasterTransparency/>\n\
+      <minMaxOrigin>\n\
+        <limits>None</limits>\n\
+        <extent>WholeRaster</extent>\n\
+        <statAccuracy>Estimated</statAccuracy>\n\
+        <cumulativeCutLower>0.02</cumulativeCutLower>\n\
+        <cumulativeCutUpper>0.98</cumulativeCutUpper>\n\
+        <stdDevFactor>2</stdDevFactor>\n\
+      </minMaxOrigin>\n\
+      <rastershader>\n\
+        <colorrampshader colorRampType=\"INTERPOLATED\" classificationMode=\"1\" clip=\"0\" minimumValue=\"{lo}\" maximumValue=\"{hi}\" labelPrecision=\"4\">\n\
+{items}\
+        </colorrampshader>\n\
+      </rastershader>\n\
+    </rasterrenderer>\n\
+    <brightnesscontrast brightness=\"0\" contrast=\"0\" gamma=\"1\"/>\n\
+    <huesaturation saturation=\"0\" colorizeOn=\"0\" grayscaleMode=\"0\"/>\n\
+    <rasterresampler maxOversampling=\"2\"/>\n\
+  </pipe>\n\
+  <blendMode>0</blendMode>\n\
+</qgis>\n"
+    )
+}
+
+/// The same style as an OGC Styled Layer Descriptor 1.0 (`paths.sld`, for
+/// GeoServer, MapServer and QGIS's style import): a raster symbolizer on
+/// band 1 with the ramp of [`qgis_style`].
+pub fn sld_style(palette: gpdp::postprocess::palette::Palette, range: (f64, f64), units: Option<&str>) -> String {
+    let unit = units.map(|u| format!(" {}", xml_escape(u))).unwrap_or_default();
+    let entries: String = ramp(palette, range)
+        .iter()
+        .map(|(v, c)| format!("              <ColorMapEntry color=\"{c}\" quantity=\"{v}\" label=\"{v}{unit}\"/>\n"))
+        .collect();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+<StyledLayerDescriptor version=\"1.0.0\" xmlns=\"http://www.opengis.net/sld\" xmlns:ogc=\"http://www.opengis.net/ogc\" xmlns:xlink=\"http://www.w3.org/1999/xlink\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"http://www.opengis.net/sld http://schemas.opengis.net/sld/1.0.0/StyledLayerDescriptor.xsd\">\n\
+  <NamedLayer>\n\
+    <Name>paths</Name>\n\
+    <UserStyle>\n\
+      <Title>released path 1 (one random draw)</Title>\n\
+      <FeatureTypeStyle>\n\
+        <Rule>\n\
+          <RasterSymbolizer>\n\
+            <ChannelSelection>\n\
+              <GrayChannel>\n\
+                <SourceChannelName>1</SourceChannelName>\n\
+              </GrayChannel>\n\
+            </ChannelSelection>\n\
+            <ColorMap type=\"ramp\">\n\
+{entries}\
+            </ColorMap>\n\
+          </RasterSymbolizer>\n\
+        </Rule>\n\
+      </FeatureTypeStyle>\n\
+    </UserStyle>\n\
+  </NamedLayer>\n\
+</StyledLayerDescriptor>\n"
+    )
 }

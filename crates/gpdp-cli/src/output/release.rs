@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::output::gis::{Crs, world_file, write_geotiff, xml_escape};
+use crate::output::gis::{Crs, polygons_to_wgs84, qgis_style, sld_style, write_geotiff};
 
 use anyhow::{Result, ensure};
 use gpdp::postprocess::{Grid2, excursion_geojson, excursion_polygons};
@@ -137,11 +137,10 @@ pub fn published_files(query: &Query, crs: Option<&Crs>, draws: usize, formats: 
                 out.extend(formats.files("map"));
                 out.push("excursion.geojson".to_string());
                 if crs.is_some() {
-                    out.push("paths.tif".to_string());
-                    // The world file, the CRS beside it and GDAL's sidecar georeference the PNG.
-                    if formats.png {
-                        out.extend(["map.pgw", "map.prj", "map.png.aux.xml"].map(String::from));
-                    }
+                    // The georeferenced data, with its QGIS and SLD styles (the
+                    // figures are not georeferenced: their titles and colour bars
+                    // would land on the ground).
+                    out.extend(["paths.tif", "paths.qml", "paths.sld"].map(String::from));
                 }
                 if draws > 1 {
                     out.extend(formats.files("maps"));
@@ -246,12 +245,8 @@ pub fn write_release(
             let panel_for = |g, title, shared| style.panel(g, title, shared);
             let legend = format!("{status} · ε = {eps_shown}, δ = {delta_shown} · hatched: f ≥ {threshold}{units}");
             let map = [panel_for(&grid, "path 1: one random draw, not the best estimate".into(), None)];
-            let mut georef = None;
             for f in formats.iter() {
-                let g = heatmap_figure(&dir.join(format!("map.{f}")), &map, 720, Some(&legend))?;
-                if f == FigureFormat::Png {
-                    georef = Some(g[0]);
-                }
+                heatmap_figure(&dir.join(format!("map.{f}")), &map, 720, Some(&legend))?;
             }
             if rel.paths.len() > 1 {
                 // All draws (up to 6) as small multiples, on one colour range.
@@ -281,18 +276,10 @@ pub fn write_release(
                     heatmap_grid(&dir.join(format!("maps.{f}")), &panels, &layout, Some(&legend))?;
                 }
             }
-            if let (Some(c), Some(georef)) = (crs, georef) {
-                // map.png's map area georeferenced: a world file and the CRS as WKT.
-                std::fs::write(dir.join("map.pgw"), world_file(&georef))?;
-                std::fs::write(dir.join("map.prj"), c.wkt())?;
-                // GDAL reads the CRS of a world-file image from its PAM sidecar.
-                let pam = format!("<PAMDataset>\n  <SRS>{}</SRS>\n</PAMDataset>\n", xml_escape(c.wkt()));
-                std::fs::write(dir.join("map.png.aux.xml"), pam)?;
-            }
             let polys = excursion_polygons(&grid, threshold);
             let (polys, coordinates) = match crs {
                 Some(c) => (
-                    round_polygons(c.polygons_to_wgs84(&polys)?),
+                    round_polygons(polygons_to_wgs84(c, &polys)?),
                     format!("WGS 84 longitude/latitude (RFC 7946) to 7 decimals, reprojected from {}", c.label()),
                 ),
                 None => (polys, "domain coordinates (x1, x2), not longitude/latitude".to_string()),
@@ -322,6 +309,10 @@ pub fn write_release(
                     c,
                     units,
                 )?;
+                // Its styles: map.png's palette over map.png's colour range.
+                let shown = gpdp::postprocess::palette::color_range(Palette::Diverging, grid.min_max(), range);
+                std::fs::write(dir.join("paths.qml"), qgis_style(Palette::Diverging, shown, units))?;
+                std::fs::write(dir.join("paths.sld"), sld_style(Palette::Diverging, shown, units))?;
             }
             std::fs::write(dir.join("excursion.geojson"), serde_json::to_vec_pretty(&gj)?)?;
         } else if counts.len() == 1 {
@@ -397,41 +388,22 @@ mod tests {
         let map = grid("4x3", "box:0,1,0,1");
         let svg = "svg".parse().unwrap();
         let both = "png,svg".parse().unwrap();
-        assert_eq!(
-            published_files(&map, Some(&crs), 2, MapFormats::PNG),
-            [
-                "paths.csv",
-                "report.json",
-                "map.png",
-                "excursion.geojson",
-                "paths.tif",
-                "map.pgw",
-                "map.prj",
-                "map.png.aux.xml",
-                "maps.png"
-            ]
-        );
+        let gis = ["paths.tif", "paths.qml", "paths.sld"];
+        let with = |figures: &[&str], more: &[&str]| -> Vec<String> {
+            let mut v: Vec<String> = ["paths.csv", "report.json"].iter().map(|s| s.to_string()).collect();
+            v.extend(figures.iter().map(|s| s.to_string()));
+            v.push("excursion.geojson".into());
+            v.extend(gis.iter().map(|s| s.to_string()));
+            v.extend(more.iter().map(|s| s.to_string()));
+            v
+        };
+        // The CRS gives the GeoTIFF and its styles, whatever the figures' format (never a world file).
+        assert_eq!(published_files(&map, Some(&crs), 2, MapFormats::PNG), with(&["map.png"], &["maps.png"]));
         assert_eq!(
             published_files(&map, Some(&crs), 2, both),
-            [
-                "paths.csv",
-                "report.json",
-                "map.png",
-                "map.svg",
-                "excursion.geojson",
-                "paths.tif",
-                "map.pgw",
-                "map.prj",
-                "map.png.aux.xml",
-                "maps.png",
-                "maps.svg"
-            ]
+            with(&["map.png", "map.svg"], &["maps.png", "maps.svg"])
         );
-        // The world file and its companions georeference the PNG: none without one.
-        assert_eq!(
-            published_files(&map, Some(&crs), 2, svg),
-            ["paths.csv", "report.json", "map.svg", "excursion.geojson", "paths.tif", "maps.svg"]
-        );
+        assert_eq!(published_files(&map, Some(&crs), 2, svg), with(&["map.svg"], &["maps.svg"]));
         assert_eq!(published_files(&map, None, 1, svg), ["paths.csv", "report.json", "map.svg", "excursion.geojson"]);
         let line = grid("10", "interval:0,1");
         assert_eq!(published_files(&line, None, 3, both), ["paths.csv", "report.json", "paths.png", "paths.svg"]);

@@ -137,7 +137,7 @@ fn svg_maps_beside_the_pngs_have_their_content() {
     release_ok(&both, &["--draws", "3", "--crs", "EPSG:27700", "--map-format", "png,svg"]);
     assert!(listing(&png_only).iter().all(|f| !f.ends_with(".svg")), "{:?}", listing(&png_only));
     let files = listing(&both);
-    for f in ["map.png", "map.svg", "maps.png", "maps.svg", "map.pgw", "map.prj", "map.png.aux.xml", "paths.tif"] {
+    for f in ["map.png", "map.svg", "maps.png", "maps.svg", "paths.tif", "paths.qml", "paths.sld"] {
         assert!(files.contains(&f.to_string()), "{f} not in {files:?}");
     }
     assert_eq!(outputs(&both), files);
@@ -284,8 +284,8 @@ fn svg_only_writes_no_png_and_no_world_file() {
     release_ok(&out, &["--draws", "2", "--crs", "EPSG:27700", "--map-format", "svg"]);
     assert_eq!(
         listing(&out),
-        ["excursion.geojson", "map.svg", "maps.svg", "paths.csv", "paths.tif", "report.json"],
-        "the world file, .prj and GDAL sidecar georeference a PNG"
+        ["excursion.geojson", "map.svg", "maps.svg", "paths.csv", "paths.qml", "paths.sld", "paths.tif", "report.json"],
+        "the GeoTIFF and its styles, never a world file"
     );
     assert_eq!(outputs(&out), listing(&out));
 }

@@ -605,24 +605,23 @@ fn crs_gives_a_geotiff_and_wgs84_geojson() {
     run_ok(&a);
     assert_eq!(
         files(Path::new(&out)),
-        [
-            "excursion.geojson",
-            "map.pgw",
-            "map.png",
-            "map.png.aux.xml",
-            "map.prj",
-            "maps.png",
-            "paths.csv",
-            "paths.tif",
-            "report.json"
-        ]
+        ["excursion.geojson", "map.png", "maps.png", "paths.csv", "paths.qml", "paths.sld", "paths.tif", "report.json"]
     );
-    // The world file: six numbers, square-ish pixels in metres, north up.
-    let wf: Vec<f64> =
-        std::fs::read_to_string(Path::new(&out).join("map.pgw")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
-    assert_eq!(wf.len(), 6);
-    assert!(wf[0] > 0.0 && wf[3] < 0.0 && wf[1] == 0.0 && wf[2] == 0.0, "{wf:?}");
-    assert!(std::fs::read_to_string(Path::new(&out).join("map.prj")).unwrap().contains("British National Grid"));
+    // The QGIS style colours band 1 over the map's range (centred on the threshold) with the map's palette.
+    let qml = std::fs::read_to_string(Path::new(&out).join("paths.qml")).unwrap();
+    // QGIS's files start with a DOCTYPE (no internal subset).
+    let opts = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(&qml, opts).unwrap();
+    let renderer = doc.descendants().find(|n| n.has_tag_name("rasterrenderer")).unwrap();
+    assert_eq!((renderer.attribute("type"), renderer.attribute("band")), (Some("singlebandpseudocolor"), Some("1")));
+    let items: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("item")).collect();
+    assert_eq!(items.len(), 11);
+    assert_eq!(items[0].attribute("color"), Some("#053061"));
+    let v = |n: &roxmltree::Node| n.attribute("value").unwrap().parse::<f64>().unwrap();
+    assert!(((v(&items[0]) + v(&items[10])) / 2.0 - v(&items[5])).abs() < 1e-9);
+    let sld = std::fs::read_to_string(Path::new(&out).join("paths.sld")).unwrap();
+    let doc = roxmltree::Document::parse(&sld).unwrap();
+    assert_eq!(doc.descendants().filter(|n| n.has_tag_name("ColorMapEntry")).count(), 11);
     let tags = tiff_tags(&std::fs::read(Path::new(&out).join("paths.tif")).unwrap());
     assert_eq!((tags[&256][0], tags[&257][0], tags[&277][0]), (9.0, 7.0, 2.0));
     assert_eq!(tags[&339], vec![3.0, 3.0]); // IEEE float samples
@@ -741,7 +740,7 @@ fn readme_walkthrough_runs_as_written() {
     assert_eq!(c["scale"], plan["fit"]["hyper"]["scale"]);
     assert_eq!(c["kernel"], "matern32");
     assert_eq!(r["sampler"]["method"], "circulant embedding + Matheron update");
-    for f in ["paths.tif", "map.pgw", "map.prj", "excursion.geojson", "map.png"] {
+    for f in ["paths.tif", "paths.qml", "paths.sld", "excursion.geojson", "map.png"] {
         assert!(out.join(f).exists(), "{f}");
     }
     assert!(
@@ -819,12 +818,15 @@ fn geographic_covariates_are_reprojected_before_the_mechanism() {
     let r: Value = serde_json::from_slice(&std::fs::read(o2.join("report.json")).unwrap()).unwrap();
     assert_eq!((&r["crs"]["code"], &r["crs"]["reprojected_from"]), (&"EPSG:27700".into(), &"EPSG:4326".into()));
     // Every output is in the target CRS, as the first release's are: the
-    // same .prj and world file (the values differ by the datum round trip),
+    // GeoTIFF's georeference (the values differ by the datum round trip),
     // and GeoJSON in lon/lat degrees near (−0.53, 51.5).
-    for f in ["map.prj", "map.pgw"] {
-        assert_eq!(std::fs::read(o1.join(f)).unwrap(), std::fs::read(o2.join(f)).unwrap(), "{f}");
+    let (t1, t2) = (
+        tiff_tags(&std::fs::read(o1.join("paths.tif")).unwrap()),
+        tiff_tags(&std::fs::read(o2.join("paths.tif")).unwrap()),
+    );
+    for tag in [33550, 33922, 34735] {
+        assert_eq!(t1[&tag], t2[&tag], "GeoTIFF tag {tag}");
     }
-    assert!(std::fs::read_to_string(o2.join("map.prj")).unwrap().contains("OSGB"));
     let gj: Value = serde_json::from_slice(&std::fs::read(o2.join("excursion.geojson")).unwrap()).unwrap();
     let mut n = 0;
     for f in gj["features"].as_array().unwrap() {

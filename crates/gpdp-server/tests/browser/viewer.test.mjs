@@ -271,7 +271,8 @@ async function run() {
 
   await page.screenshot({ path: path.join(ARTIFACTS, 'viewer.png'), fullPage: true });
 
-  // ---- click the canvas centre
+  // ---- click the canvas centre (scrolled into the viewport first: mouse clicks land on screen)
+  await page.locator('#map').scrollIntoViewIfNeeded();
   const box = await page.locator('#map').boundingBox();
   check(box && box.width > 100 && box.height > 100, `#map is too small on screen: ${JSON.stringify(box)}`);
   const scale = box.width / p.cssWidth; // CSS layout px → on-screen px

@@ -189,3 +189,108 @@ fn data_outside_the_data_directory_is_refused_unread() {
     sp["data"] = json!(dir2.path().join("sub/data.csv"));
     s2.create(&sp);
 }
+
+/// The covariates' CRS and column names reach the public description (the
+/// viewer's axis labels), with ε and δ rounded up for display; the
+/// operator's note is in the admin's answer only, never in the description.
+#[test]
+fn crs_axes_display_and_the_operator_note() {
+    let (dir, config) = setup("", false);
+    let s = Server::start(&config);
+    let mut body = spec(dir.path());
+    body["crs"] = json!("epsg:27700");
+    body["x"] = json!(["x1", "x2"]);
+    body["response_bound"] = json!(0.5); // clips some of the |y| ≤ 1 responses
+    let (st, created) = s.request("POST", "/releases", Some(&body.to_string()), Some(TOKEN));
+    assert_eq!(st, 201, "{created}");
+    let id = created["id"].as_str().unwrap();
+    let clipped = created["operator"]["responses_clipped"].as_u64().unwrap();
+    assert!(clipped > 0 && clipped < 40, "{created}");
+    assert!(created["operator"]["notes"][0].as_str().unwrap().starts_with(&format!("clipped {clipped} of 40")));
+    let (_, one) = s.get(&format!("/releases/{id}"));
+    assert!(!one.to_string().contains("operator") && !one.to_string().contains("clipped"), "{one}");
+    assert_eq!(one["crs"]["code"], "EPSG:27700");
+    assert_eq!(one["crs"]["unit"], "m");
+    assert_eq!(one["crs"]["label"], "EPSG:27700 OSGB 1936 / British National Grid");
+    assert_eq!(one["axes"], json!(["x1", "x2"]));
+    let (eps, shown) = (one["epsilon"].as_f64().unwrap(), one["display"]["epsilon"].as_str().unwrap());
+    let shown: f64 = shown.parse().unwrap();
+    assert!(shown >= eps && shown - eps < 1e-4, "{shown} for {eps}");
+    assert!(one["display"]["delta"].as_str().unwrap().parse::<f64>().unwrap() >= one["delta"].as_f64().unwrap());
+    // Without column names the CRS's axis names label the coordinates.
+    let mut body = spec(dir.path());
+    body["crs"] = json!("EPSG:27700");
+    let (st, created) = s.request("POST", "/releases", Some(&body.to_string()), Some(TOKEN));
+    assert_eq!(st, 201, "{created}");
+    assert_eq!(created["axes"], json!(["easting", "northing"]));
+    // An unknown CRS is refused, naming the key.
+    body["crs"] = json!("EPSG:1");
+    let (st, e) = s.request("POST", "/releases", Some(&body.to_string()), Some(TOKEN));
+    assert_eq!(st, 400, "{e}");
+    assert!(e["error"].as_str().unwrap().starts_with("crs: EPSG:1 is not in gpdp's CRS registry"), "{e}");
+}
+
+/// A release request with `plan`: the plan's release spec completed by the
+/// request's keys, its CRS and units taken, the report naming the plan as
+/// the hyperparameters' source; contradicting keys and the plan's own proxy
+/// as data are refused. The plan is `gpdp plan` on examples/last-year.csv
+/// (regenerate after a plan.json version change with: `cd examples && gpdp plan
+/// --proxy last-year.csv --x easting,northing --y pm25 --response-range 0,40
+/// --units µg/m³ --domain box:500000,510000,180000,190000 --n 300 --delta 1e-5
+/// --epsilons 1,3 --threshold 25 --crs EPSG:27700 --out /tmp/planfx` and copy
+/// plan.json to crates/gpdp-server/tests/server/plan-pm25.json).
+#[test]
+fn a_release_from_a_plan_takes_its_spec_and_refuses_contradictions() {
+    let (dir, config) = setup("", false);
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for f in ["readings.csv", "last-year.csv"] {
+        std::fs::copy(examples.join(f), dir.path().join(f)).unwrap();
+    }
+    let plan = dir.path().join("plan.json");
+    std::fs::copy(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/server/plan-pm25.json"), &plan).unwrap();
+    let s = Server::start(&config);
+    let body = |data: &str, extra: serde_json::Value| {
+        let mut b = json!({
+            "data": dir.path().join(data), "x": ["easting", "northing"], "y": "pm25",
+            "plan": plan, "target_epsilon": 3.0, "delta": 1e-5,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        b.to_string()
+    };
+    let (st, created) = s.request("POST", "/releases", Some(&body("readings.csv", json!({}))), Some(TOKEN));
+    assert_eq!(st, 201, "{created}");
+    let planned: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&plan).unwrap()).unwrap();
+    let report = &created["report"];
+    assert_eq!(report["hyperparameter_source"]["source"], "plan", "{report}");
+    assert_eq!(report["hyperparameter_source"]["proxy_sha256"], planned["proxy_sha256"]);
+    assert_eq!(created["crs"]["code"], "EPSG:27700");
+    assert_eq!(created["units"], "µg/m³");
+    assert_eq!(created["axes"], json!(["easting", "northing"]));
+    assert!(created["epsilon"].as_f64().unwrap() <= 3.0 + 1e-9);
+    assert_eq!(created["operator"]["records_shared_with_plan_proxy"], 0);
+    // Keys the plan fitted: equal is accepted, different refused naming the key.
+    let same = planned["release"]["spec"]["scale"].clone();
+    assert_eq!(s.request("POST", "/releases", Some(&body("readings.csv", json!({"scale": same}))), Some(TOKEN)).0, 201);
+    for (extra, key) in [
+        (json!({"scale": 2.0}), "scale: 2.0 contradicts the plan"),
+        (json!({"kernel": "exponential"}), "kernel: \"exponential\" contradicts the plan"),
+        (json!({"response_range": [0.0, 80.0]}), "response_range: [0.0,80.0] contradicts the plan"),
+        (json!({"crs": "EPSG:4326"}), "crs: EPSG:4326 contradicts the plan's EPSG:27700"),
+    ] {
+        let (st, e) = s.request("POST", "/releases", Some(&body("readings.csv", extra.clone())), Some(TOKEN));
+        assert_eq!(st, 400, "{extra}: {e}");
+        assert!(e["error"].as_str().unwrap().contains(key), "{extra}: {e}");
+    }
+    // The proxy itself is refused before anything is reserved.
+    let (st, e) = s.request("POST", "/releases", Some(&body("last-year.csv", json!({}))), Some(TOKEN));
+    assert_eq!(st, 422, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("same SHA-256"), "{e}");
+    // A file that is not a plan.
+    let mut b: serde_json::Value = serde_json::from_str(&body("readings.csv", json!({}))).unwrap();
+    b["plan"] = json!(dir.path().join("readings.csv"));
+    let (st, e) = s.request("POST", "/releases", Some(&b.to_string()), Some(TOKEN));
+    assert_eq!(st, 400, "{e}");
+    assert!(e["error"].as_str().unwrap().contains("is not a plan.json"), "{e}");
+}

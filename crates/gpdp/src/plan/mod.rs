@@ -20,6 +20,7 @@
 //! they are; run it on the private data and the release that uses the
 //! result is no longer private. The mathematics is in docs/plan.md.
 
+mod apply;
 mod assess;
 mod fit;
 mod likelihood;
@@ -28,6 +29,7 @@ mod utility;
 
 use serde::{Deserialize, Serialize};
 
+pub use apply::{PLANNED_KEYS, SHARED_RECORDS_REFUSED};
 pub use assess::{Assessment, assess, centre_warning};
 pub use fit::{Bounds, Fit, FitOptions, Restart, fit};
 pub use likelihood::{Hyper, log_marginal_likelihood};
