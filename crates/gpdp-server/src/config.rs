@@ -150,6 +150,13 @@ fn default_body_timeout() -> u64 {
     30
 }
 
+/// The folder of a configuration file: its parent, or "." for a bare file
+/// name such as `server.toml` (whose parent is the empty path, which the
+/// file system cannot open).
+fn folder_of(path: &Path) -> &Path {
+    path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
 impl Config {
     /// Reads and checks `path`; relative paths in it are relative to its folder.
     pub fn load(path: &Path) -> Result<Config, ServerError> {
@@ -157,9 +164,12 @@ impl Config {
             std::fs::read_to_string(path).map_err(|e| ServerError::Config(format!("{}: {e}", path.display())))?;
         let mut c: Config =
             toml::from_str(&text).map_err(|e| ServerError::Config(format!("{}: {e}", path.display())))?;
-        let base = path.parent().unwrap_or(Path::new("."));
+        let base = folder_of(path);
         c.state = base.join(&c.state);
-        c.data_dir = Some(base.join(c.data_dir.as_deref().unwrap_or(Path::new(""))));
+        c.data_dir = Some(match &c.data_dir {
+            Some(d) => base.join(d),
+            None => base.to_path_buf(),
+        });
         c.ledger = c.ledger.map(|l| base.join(l));
         for (name, v) in [
             ("max_batch", c.max_batch),
@@ -208,5 +218,20 @@ impl Config {
     /// disables the admin endpoints.
     pub fn token(&self) -> Option<String> {
         self.admin_token.clone().or_else(|| std::env::var(&self.admin_token_env).ok()).filter(|t| !t.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `gpdp serve --config server.toml` (a bare name) resolves its paths,
+    /// and the default data_dir, against the current folder.
+    #[test]
+    fn a_bare_config_name_is_in_the_current_folder() {
+        assert_eq!(folder_of(Path::new("server.toml")), Path::new("."));
+        assert_eq!(folder_of(Path::new("etc/server.toml")), Path::new("etc"));
+        assert_eq!(folder_of(Path::new("/srv/gpdp/server.toml")), Path::new("/srv/gpdp"));
+        assert!(std::fs::canonicalize(folder_of(Path::new("server.toml"))).is_ok());
     }
 }

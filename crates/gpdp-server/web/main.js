@@ -107,6 +107,7 @@ function renderRelease() {
   $('path-label').hidden = !(r.draws > 1);
 
   // Coordinate form.
+  axisNames().forEach((name, k) => setText(`coord-${k}-name`, name));
   $('coord-1-label').hidden = state.dim !== 2;
   $('coord-1').disabled = state.dim !== 2;
   renderFacts();
