@@ -15,8 +15,21 @@ Main entry points
 ``Mechanism(...)``       a checked (optionally calibrated) mechanism:
                          ``.release(X, y, query, seed=None)`` → ``Release``
                          ``.sample_path(X, y)`` → lazy ``SamplePath``
+``plan(X, y, ...)``      ``gpdp plan`` on public/proxy arrays: fitted ℓ, σ, λ,
+                         the ridge and simulated utility per ε → ``Plan``
+                         (``.save("plan.json")`` for ``gpdp release --plan``)
 ``Ledger(path)``         the privacy-budget ledger file shared with the CLI
 ``nonprivate.posterior`` the posterior mean and variance (NOT private)
+``Box(lo, hi)``          a box domain from its corners
+
+Domains are strings (``"interval:0,1"``, ``"box:0,1,0,1"``), a pair
+``(lo, hi)`` (an interval), one ``(lo, hi)`` pair per axis
+(``((0, 1), (0, 1))``, the order of ``"box:…"``) or ``Box(lo, hi)``; a flat
+tuple of four numbers is refused as ambiguous. Grids are ``N`` (an int),
+``(N1, N2)`` or the string ``"N1xN2"``.
+
+``Release.paths`` has shape (L, m): L draws × m query points, one row per
+draw. scikit-learn's ``sample_y`` returns (m, n_samples), the transpose.
 
 Errors are raised as subclasses of ``GpdpError`` (itself a ``ValueError``)
 carrying the library's message, which names the parameter, row or value.
@@ -35,6 +48,7 @@ stays local (``Release.diagnostics``) and never appears in ``.report``.
 
 from . import _native
 from ._native import (
+    Box,
     BudgetExceededError,
     Calibration,
     ClippingWarning,
@@ -44,6 +58,8 @@ from ._native import (
     Mechanism,
     NumericalError,
     ParameterError,
+    Plan,
+    PlanWarning,
     PrivacyReport,
     Release,
     SamplePath,
@@ -53,6 +69,7 @@ from ._native import (
     account,
     account_batch,
     calibrate,
+    plan,
     spec_keys,
 )
 from . import nonprivate
@@ -64,6 +81,9 @@ __all__ = [
     "account_batch",
     "calibrate",
     "spec_keys",
+    "plan",
+    "Plan",
+    "Box",
     "Mechanism",
     "Release",
     "SamplePath",
@@ -80,4 +100,5 @@ __all__ = [
     "TooLargeError",
     "NumericalError",
     "ClippingWarning",
+    "PlanWarning",
 ]

@@ -15,6 +15,25 @@ ConversionName = Literal["improved", "paper", "pld"]
 SolveName = Literal["ridge", "scale", "gp-noise", "draws"]
 Relation = Literal["replace-one", "change-response"]
 
+class Box:
+    """An axis-aligned box from its corners, ``Box((x_lo, y_lo), (x_hi, y_hi))``;
+    numbers give an interval. ``str(box)`` is the library's string."""
+
+    def __init__(self, lo: Union[float, Sequence[float]], hi: Union[float, Sequence[float]]) -> None: ...
+    @property
+    def lo(self) -> List[float]: ...
+    @property
+    def hi(self) -> List[float]: ...
+    @property
+    def dim(self) -> int: ...
+
+# A domain: "interval:a,b" | "box:a1,b1,a2,b2" | "ball:c1,…,cd,radius"; (lo, hi), an
+# interval; ((x_lo, x_hi), (y_lo, y_hi), …), one pair per axis (the string's order);
+# or Box(lo_corner, hi_corner). A flat tuple of 4+ numbers is refused as ambiguous.
+DomainLike = Union[str, Box, Tuple[float, float], Sequence[Tuple[float, float]], np.ndarray]
+# A grid: N points per axis, (N1, N2, …), or "N" / "N1xN2" (x1 varies fastest).
+GridLike = Union[int, Sequence[int], str]
+
 class GpdpError(ValueError): ...
 class ParameterError(GpdpError): ...
 class DataError(GpdpError): ...
@@ -23,6 +42,9 @@ class UnsupportedError(GpdpError): ...
 class BudgetExceededError(GpdpError): ...
 class TooLargeError(GpdpError): ...
 class NumericalError(GpdpError): ...
+
+class PlanWarning(UserWarning):
+    """A warning of ``plan`` (also in ``Plan.warnings``), as ``gpdp plan`` prints it."""
 
 class ClippingWarning(UserWarning):
     """Responses were clipped to the response range (or [-M_Y, M_Y]) before a
@@ -70,7 +92,7 @@ class Calibration:
 def account(
     *,
     kernel: Kernel,
-    domain: str,
+    domain: DomainLike,
     n: Optional[int] = None,
     ridge: float,
     scale: float,
@@ -91,9 +113,11 @@ def account(
     With ``relation="change-response"`` the exact Gaussian-mechanism statement,
     with the public ``covariates`` (then ``n`` may be omitted) or the bound for any."""
 
-def account_batch(**columns: Union[float, int, str, ArrayLike]) -> Dict[str, np.ndarray]:
+def account_batch(**columns: Union[float, int, str, Box, ArrayLike]) -> Dict[str, np.ndarray]:
     """`account` over arrays of parameters (scalars broadcast; any strides); one
-    array per report field. Empty columns and complex values raise ``ParameterError``."""
+    array per report field. Empty columns and complex values raise ``ParameterError``.
+    ``domain`` is a string or a ``Box`` for every row, or an array of strings (a tuple
+    is a column here, one domain per row)."""
 
 def calibrate(
     *,
@@ -101,7 +125,7 @@ def calibrate(
     target_epsilon: float,
     delta: float,
     kernel: Kernel,
-    domain: str,
+    domain: DomainLike,
     n: Optional[int] = None,
     lengthscale: Optional[float] = None,
     ridge: Optional[float] = None,
@@ -128,13 +152,19 @@ def posterior(
     ridge: float,
     scale: float,
     lengthscale: Optional[float] = None,
+    response_range: Optional[Tuple[float, float]] = None,
+    units: Optional[str] = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
-    """The NON-PRIVATE posterior mean and variance at the query points."""
+    """The NON-PRIVATE posterior mean and variance at the query points. With
+    ``response_range`` the responses are mapped onto [−1, 1] and clipped as a
+    release does, and the results come back in data units. ``units`` is only
+    checked here: ``gpdp.nonprivate.posterior`` returns it on its result."""
 
 class Release:
     @property
     def paths(self) -> np.ndarray:
-        """Shape (L, m)."""
+        """Shape (L, m): L draws × m query points, one row per draw. (scikit-learn's
+        ``sample_y`` returns (m, n_samples), the transpose: compare with ``paths.T``.)"""
     @property
     def query(self) -> np.ndarray:
         """Shape (m, d)."""
@@ -150,7 +180,8 @@ class Release:
 
 class SamplePath:
     def __call__(self, points: ArrayLike) -> np.ndarray:
-        """Shape (m,) for one path, (L, m) for several. Thread-safe (calls on
+        """Shape (m,) for one path, (L, m) for several (rows are draws, as in
+        ``Release.paths``). Thread-safe (calls on
         one path run one at a time, without the GIL); a non-finite point
         raises ``DataError`` naming it."""
     def eval(self, l: int, points: ArrayLike) -> np.ndarray: ...
@@ -168,7 +199,7 @@ class Mechanism:
         self,
         *,
         kernel: Kernel,
-        domain: str,
+        domain: DomainLike,
         n: Optional[int] = None,
         delta: float,
         lengthscale: Optional[float] = None,
@@ -186,7 +217,7 @@ class Mechanism:
         bound: Bound = "tight",
         conversion: Literal["improved", "paper"] = "improved",
         sampler: str = "auto",
-        covariate_lattice: Optional[str] = None,
+        covariate_lattice: Optional[GridLike] = None,
         max_epsilon: Optional[float] = None,
         target_epsilon: Optional[float] = None,
         solve: Optional[Literal["ridge", "scale", "gp-noise"]] = None,
@@ -223,11 +254,12 @@ class Mechanism:
         y: ArrayLike,
         query: Optional[ArrayLike] = None,
         *,
-        grid: Optional[str] = None,
+        grid: Optional[GridLike] = None,
         seed: Optional[int] = None,
     ) -> Release:
-        """Draws the L paths; warns ``ClippingWarning`` if responses were clipped.
-        A non-finite query point raises ``DataError`` naming it."""
+        """Draws the L paths at ``query`` or on ``grid``; ``.paths`` has shape (L, m).
+        Warns ``ClippingWarning`` if responses were clipped. A non-finite query
+        point raises ``DataError`` naming it."""
     def sample_path(
         self, X: ArrayLike, y: ArrayLike, *, max_points: int = 4096, seed: Optional[int] = None
     ) -> SamplePath: ...
@@ -250,9 +282,97 @@ class Ledger:
         y: ArrayLike,
         query: Optional[ArrayLike] = None,
         *,
-        grid: Optional[str] = None,
+        grid: Optional[GridLike] = None,
         seed: Optional[int] = None,
         out: str = "python",
     ) -> Release:
         """Checks the data and the query (a refused release consumes no budget),
         reserves, draws and commits."""
+
+class Plan:
+    """A plan from ``plan`` or ``Plan.load``: fitted ℓ, σ, λ, the planned release and
+    the simulated utility per target ε. ``to_dict()`` is plan.json's content and
+    ``str(plan)`` the table ``gpdp plan`` prints."""
+
+    @staticmethod
+    def load(path: Union[str, PathLike]) -> "Plan": ...
+    @property
+    def kernel(self) -> str: ...
+    @property
+    def lengthscale(self) -> Optional[float]: ...
+    @property
+    def scale(self) -> float:
+        """σ in the mechanism's units (half-widths of the response range, or data units)."""
+    @property
+    def noise(self) -> float: ...
+    @property
+    def fitted_ridge(self) -> float: ...
+    @property
+    def log_marginal_likelihood(self) -> float: ...
+    @property
+    def fit(self) -> Dict[str, Any]: ...
+    @property
+    def epsilons(self) -> List[float]: ...
+    @property
+    def rows(self) -> List[Dict[str, Any]]:
+        """One dict per target ε with the CLI's utility.csv columns (target_epsilon,
+        epsilon, ridge, ridge_is_fitted, holdout_rmse_mean/_sd, iou_mean/_sd,
+        nonprivate_rmse_mean, nonprivate_iou_mean, constant_rmse_mean, constant_iou_mean)."""
+    @property
+    def utility(self) -> Dict[str, Any]: ...
+    @property
+    def assessment(self) -> Optional[Dict[str, Any]]: ...
+    @property
+    def rmse_epsilon(self) -> Optional[float]:
+        """The smallest planned ε whose RMSE is within ``within`` of the non-private map's."""
+    @property
+    def iou_epsilon(self) -> Optional[float]: ...
+    @property
+    def release(self) -> Dict[str, Any]: ...
+    @property
+    def spec(self) -> Dict[str, Any]:
+        """The planned release's spec: ``Mechanism(n=n, **plan.spec, target_epsilon=ε)``."""
+    @property
+    def warnings(self) -> List[str]: ...
+    @property
+    def notes(self) -> List[str]: ...
+    def to_dict(self) -> Dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    def save(self, path: Union[str, PathLike], *, overwrite: bool = False) -> None:
+        """Writes plan.json (for ``gpdp release --plan``); refuses an existing file
+        unless ``overwrite``."""
+    def summary(self) -> str: ...
+
+def plan(
+    X: ArrayLike,
+    y: ArrayLike,
+    *,
+    domain: DomainLike,
+    delta: float,
+    response_range: Optional[Tuple[float, float]] = None,
+    response_bound: Optional[float] = None,
+    kernel: Kernel = "matern32",
+    n: Optional[int] = None,
+    epsilons: Optional[Union[float, Sequence[float], ArrayLike]] = None,
+    draws: int = 1,
+    relation: Relation = "replace-one",
+    threshold: Optional[float] = None,
+    units: Optional[str] = None,
+    within: float = 0.1,
+    grid: Optional[GridLike] = None,
+    holdout: float = 0.2,
+    reps: int = 5,
+    restarts: int = 8,
+    max_fit_points: int = 1500,
+    max_sim_points: int = 2000,
+    lengthscale_bounds: Optional[Tuple[float, float]] = None,
+    scale_bounds: Optional[Tuple[float, float]] = None,
+    noise_bounds: Optional[Tuple[float, float]] = None,
+    seed: int = 0,
+    proxy_name: Optional[str] = None,
+) -> Plan:
+    """``gpdp plan`` on PUBLIC or proxy arrays (never the private data): fits ℓ, σ
+    and λ by maximum marginal likelihood, calibrates the ridge for each target ε
+    (default 0.5, 1, 2, 5, 10) at the private ``n`` (default: the proxy's count)
+    and simulates the utility on the proxy. Defaults are the CLI's (``grid`` 40,
+    ``threshold`` the range's middle, else 0). Warns ``PlanWarning``s."""

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use crate::convert::to_py_value;
 use crate::errors::{OrPy, bad_arg, to_py};
+use crate::geometry::{PyBox, domain_arg};
 use crate::params::{Model, draws, parse};
 
 /// The (ε, δ) guarantee of a release and everything it rests on: ε, δ, the
@@ -108,7 +109,7 @@ fn question(delta: Option<f64>, epsilon: Option<f64>) -> PyResult<(bool, f64)> {
 pub fn account(
     py: Python<'_>,
     kernel: &str,
-    domain: &str,
+    domain: &Bound<'_, PyAny>,
     n: Option<usize>,
     ridge: f64,
     scale: f64,
@@ -129,7 +130,7 @@ pub fn account(
     let model = Model {
         kernel,
         lengthscale,
-        domain,
+        domain: domain_arg(domain, "domain")?,
         n,
         ridge: Some(ridge),
         scale: Some(scale),
@@ -221,6 +222,10 @@ impl Column {
         let Some(v) = v else { return Ok(Column::Missing) };
         if v.is_none() {
             return Ok(Column::Missing);
+        }
+        // A gpdp.Box is one domain for every row (a tuple would be a column).
+        if let Ok(b) = v.cast::<PyBox>() {
+            return Ok(Column::StrScalar(b.get().domain.to_string()));
         }
         if let Ok(s) = v.cast::<PyString>() {
             return Ok(Column::StrScalar(s.to_cow()?.into_owned()));
@@ -373,7 +378,7 @@ pub fn account_batch<'py>(py: Python<'py>, columns: Option<&Bound<'py, PyDict>>)
             let model = Model {
                 kernel: req_text("kernel", i)?,
                 lengthscale: col("lengthscale").num("lengthscale", i)?.filter(|x| !x.is_nan()),
-                domain: req_text("domain", i)?,
+                domain: req_text("domain", i)?.parse::<gpdp::Domain>().py()?,
                 n: whole("n", i, req_num("n", i)?)? as usize,
                 ridge: Some(req_num("ridge", i)?),
                 scale: Some(req_num("scale", i)?),
@@ -533,7 +538,7 @@ pub fn calibrate(
     target_epsilon: f64,
     delta: f64,
     kernel: &str,
-    domain: &str,
+    domain: &Bound<'_, PyAny>,
     n: Option<usize>,
     lengthscale: Option<f64>,
     ridge: Option<f64>,
@@ -553,6 +558,7 @@ pub fn calibrate(
     if solve == Solve::Draws && draws.is_some() {
         return Err(bad_arg("draws", "is what solve=\"draws\" computes; leave it out"));
     }
+    let domain = domain_arg(domain, "domain")?;
     let model =
         Model { kernel, lengthscale, domain, n, ridge, scale, gp_noise, response_bound, sensitivity, rkhs_norm, bound };
     let params = model.params(Some(solve))?;

@@ -40,6 +40,14 @@ create_exception!(
 the private data: an operator diagnostic (also in Release.diagnostics), never part of the published report."
 );
 
+create_exception!(
+    gpdp,
+    PlanWarning,
+    PyUserWarning,
+    "A warning of gpdp.plan, as `gpdp plan` prints it: the response range's middle far from the proxy's median, a \
+fitted parameter on its search bound, or a map no better than a constant one (also in Plan.warnings)."
+);
+
 /// The Python exception for a library error (its message, with spec keys
 /// spelled as keywords).
 pub fn to_py(e: Error) -> PyErr {
@@ -91,5 +99,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TooLargeError", py.get_type::<TooLargeError>())?;
     m.add("NumericalError", py.get_type::<NumericalError>())?;
     m.add("ClippingWarning", py.get_type::<ClippingWarning>())?;
+    m.add("PlanWarning", py.get_type::<PlanWarning>())?;
     Ok(())
 }

@@ -123,7 +123,7 @@ impl PyLedger {
         X: &Bound<'_, PyAny>,
         y: &Bound<'_, PyAny>,
         query: Option<&Bound<'_, PyAny>>,
-        grid: Option<&str>,
+        grid: Option<&Bound<'_, PyAny>>,
         seed: Option<u64>,
         out: &str,
     ) -> PyResult<PyRelease> {

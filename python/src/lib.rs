@@ -11,9 +11,11 @@ use pyo3::prelude::*;
 mod account;
 mod convert;
 mod errors;
+mod geometry;
 mod ledger;
 mod mechanism;
 mod params;
+mod plan;
 
 /// The Rust core of the `gpdp` Python package (import `gpdp`, not this module).
 #[pymodule]
@@ -25,11 +27,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(account::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(mechanism::posterior, m)?)?;
     m.add_function(wrap_pyfunction!(mechanism::spec_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(plan::plan, m)?)?;
     m.add_class::<account::PyPrivacyReport>()?;
     m.add_class::<account::PyCalibration>()?;
     m.add_class::<mechanism::PyMechanism>()?;
     m.add_class::<mechanism::PyRelease>()?;
     m.add_class::<mechanism::PySamplePath>()?;
     m.add_class::<ledger::PyLedger>()?;
+    m.add_class::<plan::PyPlan>()?;
+    m.add_class::<geometry::PyBox>()?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use gpdp::{Dataset, Grid, LazyRelease, Mechanism, Posterior, Query, ReleaseRng, ReleaseSpec};
+use gpdp::{Dataset, LazyRelease, Mechanism, Posterior, Query, ReleaseRng, ReleaseSpec};
 use numpy::{PyArray1, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -10,6 +10,7 @@ use pyo3::types::PyDict;
 use crate::account::PyPrivacyReport;
 use crate::convert::{points, to_py_value, vector};
 use crate::errors::{OrPy, bad_arg};
+use crate::geometry::{counts_arg, domain_arg, grid_arg};
 use crate::params::parse;
 
 /// The generator of a release: OS-seeded ChaCha20 (private), or seeded
@@ -71,12 +72,23 @@ pub fn spec_keys() -> Vec<String> {
 /// The release spec from Python keywords: each keyword is a spec key, its
 /// value the key's JSON value (numbers, strings, booleans, None, and
 /// tuples/lists for `response_range`); the spec refuses unknown keywords.
+/// `domain` may also be a tuple or a `gpdp.Box` ([`domain_arg`]) and
+/// `covariate_lattice` an int or a tuple of counts ([`counts_arg`]); both
+/// become the library's strings. `units` is checked as the CLI checks it.
 fn release_spec(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ReleaseSpec> {
     let mut map = serde_json::Map::new();
     if let Some(kw) = kwargs {
         for (k, v) in kw.iter() {
             let key: String = k.extract()?;
-            map.insert(key.clone(), crate::convert::py_to_json(&v, &key)?);
+            let value = match key.as_str() {
+                "domain" if !v.is_none() => serde_json::Value::String(domain_arg(&v, "domain")?.to_string()),
+                "covariate_lattice" if !v.is_none() => serde_json::Value::String(counts_arg(&v, "covariate_lattice")?),
+                "units" if !v.is_none() => serde_json::Value::String(crate::params::units(
+                    &v.extract::<String>().map_err(|_| bad_arg("units", "expected a string such as \"µg/m³\""))?,
+                )?),
+                _ => crate::convert::py_to_json(&v, &key)?,
+            };
+            map.insert(key, value);
         }
     }
     serde_json::from_value(serde_json::Value::Object(map))
@@ -91,7 +103,7 @@ impl PyMechanism {
 }
 
 /// The dataset (X, y): X of shape (n, d) or (n,), y of shape (n,).
-fn dataset(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
+pub fn dataset(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Dataset> {
     let x = points(py, x, "X")?;
     let y = vector(py, y, "y")?;
     Dataset::new(x, y).py()
@@ -209,8 +221,13 @@ impl PyMechanism {
     }
 
     /// Draws the L private sample paths at `query` — an array of points,
-    /// shape (m, d) or (m,) — or, with `grid` ("N" or "NxM"), on a regular
-    /// grid over the domain's box (x1 varies fastest).
+    /// shape (m, d) or (m,) — or, with `grid`, on a regular grid over the
+    /// domain's box (x1 varies fastest): `grid=N` (N points per axis),
+    /// `grid=(N1, N2)` or the string "N" / "N1xN2".
+    ///
+    /// The result's `.paths` has shape (L, m): one row per draw, one column
+    /// per query point. scikit-learn's `GaussianProcessRegressor.sample_y`
+    /// returns the transpose, (m, n_samples): use `.paths.T` to compare.
     ///
     /// `seed=None` (the default) uses an OS-seeded CSPRNG: a private
     /// release. A seed makes the draws reproducible and the release **not
@@ -224,7 +241,7 @@ impl PyMechanism {
         X: &Bound<'_, PyAny>,
         y: &Bound<'_, PyAny>,
         query: Option<&Bound<'_, PyAny>>,
-        grid: Option<&str>,
+        grid: Option<&Bound<'_, PyAny>>,
         seed: Option<u64>,
     ) -> PyResult<PyRelease> {
         self.release_inner(py, X, y, query, grid, seed)
@@ -284,7 +301,7 @@ impl PyMechanism {
         X: &Bound<'_, PyAny>,
         y: &Bound<'_, PyAny>,
         query: Option<&Bound<'_, PyAny>>,
-        grid: Option<&str>,
+        grid: Option<&Bound<'_, PyAny>>,
         seed: Option<u64>,
     ) -> PyResult<PyRelease> {
         let prepared = self.prepare(py, X, y, query, grid, seed)?;
@@ -312,14 +329,19 @@ impl PyMechanism {
         X: &Bound<'_, PyAny>,
         y: &Bound<'_, PyAny>,
         query: Option<&Bound<'_, PyAny>>,
-        grid: Option<&str>,
+        grid: Option<&Bound<'_, PyAny>>,
         seed: Option<u64>,
     ) -> PyResult<Prepared> {
         let data = dataset(py, X, y)?;
-        let query = match (query, grid) {
+        let query = match (query.filter(|q| !q.is_none()), grid.filter(|g| !g.is_none())) {
             (Some(q), None) => Query::Points(points(py, q, "query")?),
-            (None, Some(g)) => Query::Grid(Grid::parse(g, &self.inner.params().release.domain).py()?),
-            _ => return Err(bad_arg("query/grid", "give exactly one: query points (an array) or grid=\"N\"/\"NxM\"")),
+            (None, Some(g)) => Query::Grid(grid_arg(g, &self.inner.params().release.domain)?),
+            _ => {
+                return Err(bad_arg(
+                    "query/grid",
+                    "give exactly one: query points (an array) or grid=N / (N1, N2) / \"N1xN2\"",
+                ));
+            }
         };
         query.points().check_finite("query").py()?;
         self.inner.check_data(&data).py()?;
@@ -360,7 +382,9 @@ pub struct PyRelease {
 
 #[pymethods]
 impl PyRelease {
-    /// The released values, shape (L, m): row l is path l at the query points.
+    /// The released values, shape (L, m): row l is path l at the m query
+    /// points (L draws × m points). scikit-learn's `sample_y` returns the
+    /// transpose, (m, n_samples): `paths.T` has its layout.
     #[getter]
     fn paths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         PyArray2::from_vec2(py, &self.inner.paths).map_err(|e| crate::errors::GpdpError::new_err(e.to_string()))
@@ -508,8 +532,16 @@ type MeanAndVariance<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>
 /// The non-private posterior mean μ_D and variance σ²·k_D(x, x) at
 /// `query` — NOT differentially private (the CLI's `gpdp posterior`): use
 /// it on public or synthetic data only, e.g. to check a model.
+///
+/// With `response_range=(lo, hi)` the responses are treated as a release
+/// treats them: mapped onto [−1, 1] by the library's response range and
+/// clipped there; `scale` and `ridge` are then on that internal scale (as
+/// for `Mechanism`), and the mean comes back in data units (mid + half·μ)
+/// and the variance times half² (half = (hi − lo)/2). `units` is checked
+/// (as `--units` is) and otherwise unused here: `gpdp.nonprivate.posterior`
+/// carries it on its result.
 #[pyfunction]
-#[pyo3(signature = (X, y, query, *, kernel, ridge, scale, lengthscale=None))]
+#[pyo3(signature = (X, y, query, *, kernel, ridge, scale, lengthscale=None, response_range=None, units=None))]
 #[allow(non_snake_case)]
 #[allow(clippy::too_many_arguments)]
 pub fn posterior<'py>(
@@ -521,6 +553,8 @@ pub fn posterior<'py>(
     ridge: f64,
     scale: f64,
     lengthscale: Option<f64>,
+    response_range: Option<&Bound<'py, PyAny>>,
+    units: Option<&str>,
 ) -> PyResult<MeanAndVariance<'py>> {
     if !(scale.is_finite() && scale > 0.0) {
         return Err(bad_arg("scale", format!("{scale}: must be a finite number > 0")));
@@ -530,8 +564,18 @@ pub fn posterior<'py>(
         (true, None) => return Err(bad_arg("lengthscale", format!("required for the {kind} kernel"))),
         (_, l) => l.unwrap_or(1.0),
     };
+    let range = response_range.filter(|r| !r.is_none()).map(crate::params::response_range).transpose()?;
+    if let Some(u) = units {
+        crate::params::units(u)?;
+    }
     let kernel = gpdp::Kernel::new(kind, lengthscale).py()?;
-    let data = dataset(py, X, y)?;
+    let mut data = dataset(py, X, y)?;
+    if let Some(r) = range {
+        // As the release prepares the responses (the library's map onto
+        // [−1, 1], then the clip policy at M_Y = 1).
+        let internal = data.y().iter().map(|&v| r.to_internal(v).clamp(-1.0, 1.0)).collect();
+        data = Dataset::new(data.x().clone(), internal).py()?;
+    }
     let q = points(py, query, "query")?;
     q.check_finite("query").py()?;
     if q.dim() != data.dim() {
@@ -543,6 +587,9 @@ pub fn posterior<'py>(
             post.mean_and_variance(&q)
         })
         .py()?;
-    let s2 = scale * scale;
+    let (mean, s2) = match range {
+        Some(r) => (mean.into_iter().map(|m| r.to_data(m)).collect(), (scale * r.half()).powi(2)),
+        None => (mean, scale * scale),
+    };
     Ok((PyArray1::from_vec(py, mean), PyArray1::from_vec(py, var.into_iter().map(|v| s2 * v).collect())))
 }

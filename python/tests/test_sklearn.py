@@ -44,3 +44,18 @@ def test_posterior_refuses_bad_inputs():
         gpdp.nonprivate.posterior([0.1, 0.2], [0.0, 1.0], [0.5], kernel="exponential", lengthscale=1.0, ridge=1.0, scale=float("inf"))
     with pytest.raises(gpdp.ParameterError, match="query: 2-D points but X is 1-D"):
         gpdp.nonprivate.posterior([0.1, 0.2], [0.0, 1.0], np.zeros((3, 2)), kernel="exponential", lengthscale=1.0, ridge=1.0, scale=1.0)
+
+
+def test_release_paths_are_draws_by_points_the_transpose_of_sample_y():
+    """`Release.paths` is (L, m) — one row per draw — whereas scikit-learn's
+    `sample_y` is (m, n_samples): `paths.T` has scikit-learn's layout."""
+    rng = np.random.default_rng(4)
+    X, Q = rng.uniform(0, 1, 20), np.linspace(0, 1, 7)
+    y = np.clip(np.sin(5 * X), -1, 1)
+    m = gpdp.Mechanism(kernel="matern32", lengthscale=0.3, domain=(0, 1), n=20, ridge=1.0, scale=1.0, draws=3,
+                       delta=1e-5, response_bound=1.0)
+    rel = m.release(X, y, Q, seed=8)
+    k = ConstantKernel(1.0, constant_value_bounds="fixed") * KERNELS["matern32"](0.3)
+    gp = GaussianProcessRegressor(kernel=k, alpha=1.0, optimizer=None).fit(X[:, None], y)
+    sk = gp.sample_y(Q[:, None], n_samples=3, random_state=0)
+    assert rel.paths.shape == (3, 7) and sk.shape == (7, 3) and rel.paths.T.shape == sk.shape
