@@ -50,18 +50,29 @@ pub(super) trait Backend: DrawingBackend {
     ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>>;
 }
 
+/// The pixel size (w, h) of a raster over `corners`, or `None` when there is
+/// nothing to draw (an empty rectangle, no cells, or `rgb` not nx·ny cells).
+pub(super) fn raster_extent(
+    ((x0, y0), (x1, y1)): (BackendCoord, BackendCoord),
+    nx: u32,
+    ny: u32,
+    rgb: &[u8],
+) -> Option<(u32, u32)> {
+    let (w, h) = ((x1 - x0).max(0) as u32, (y1 - y0).max(0) as u32);
+    (w > 0 && h > 0 && nx > 0 && ny > 0 && rgb.len() == 3 * nx as usize * ny as usize).then_some((w, h))
+}
+
 impl Backend for BitMapBackend<'_> {
     fn raster(
         &mut self,
-        ((x0, y0), (x1, y1)): (BackendCoord, BackendCoord),
+        corners: (BackendCoord, BackendCoord),
         nx: u32,
         ny: u32,
         rgb: &[u8],
     ) -> std::result::Result<(), DrawingErrorKind<Self::ErrorType>> {
-        let (w, h) = ((x1 - x0).max(0) as usize, (y1 - y0).max(0) as usize);
-        if w == 0 || h == 0 || nx == 0 || ny == 0 || rgb.len() != 3 * nx as usize * ny as usize {
-            return Ok(());
-        }
+        let Some((w, h)) = raster_extent(corners, nx, ny, rgb) else { return Ok(()) };
+        let (x0, y0) = corners.0;
+        let (w, h) = (w as usize, h as usize);
         let (nx, ny) = (nx as usize, ny as usize);
         // The cell under each pixel's centre: cells are uniform blocks.
         let col: Vec<usize> = (0..w).map(|px| ((2 * px + 1) * nx / (2 * w)).min(nx - 1)).collect();

@@ -48,17 +48,15 @@ impl<'a> Svg<'a> {
 impl Backend for Svg<'_> {
     fn raster(
         &mut self,
-        ((x0, y0), (x1, y1)): (BackendCoord, BackendCoord),
+        corners: (BackendCoord, BackendCoord),
         nx: u32,
         ny: u32,
         rgb: &[u8],
     ) -> Result<(), DrawingErrorKind<Self::ErrorType>> {
         use base64::Engine;
         use image::ImageEncoder;
-        let (w, h) = ((x1 - x0).max(0), (y1 - y0).max(0));
-        if w == 0 || h == 0 || nx == 0 || ny == 0 || rgb.len() != 3 * nx as usize * ny as usize {
-            return Ok(());
-        }
+        let Some((w, h)) = super::render::raster_extent(corners, nx, ny, rgb) else { return Ok(()) };
+        let (x0, y0) = corners.0;
         let mut png = Vec::new();
         image::codecs::png::PngEncoder::new(&mut png).write_image(rgb, nx, ny, image::ColorType::Rgb8).map_err(
             |e| DrawingErrorKind::DrawingError(std::io::Error::other(format!("cannot encode a raster: {e}"))),
