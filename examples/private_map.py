@@ -36,14 +36,17 @@ def read(path):
 
 def fit_public(X, y):
     """ℓ, σ and the noise std from the public proxy by maximum marginal
-    likelihood (scikit-learn), on responses mapped onto [−1, 1] as the
-    mechanism sees them."""
+    likelihood (scikit-learn), on responses centred on the range's middle
+    and clipped to it, as the mechanism sees them (σ and the noise in µg/m³)."""
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 
     lo, hi = RANGE
-    u = (np.clip(y, lo, hi) - (lo + hi) / 2) / ((hi - lo) / 2)
-    k = ConstantKernel(0.2, (1e-3, 10)) * Matern(1000.0, (50.0, 20000.0), nu=1.5) + WhiteKernel(0.05, (1e-5, 1))
+    u = np.clip(y, lo, hi) - (lo + hi) / 2
+    h2 = ((hi - lo) / 2) ** 2  # variances relative to the squared half-width
+    k = ConstantKernel(0.2 * h2, (1e-3 * h2, 10 * h2)) * Matern(1000.0, (50.0, 20000.0), nu=1.5) + WhiteKernel(
+        0.05 * h2, (1e-5 * h2, h2)
+    )
     gp = GaussianProcessRegressor(k, normalize_y=False, n_restarts_optimizer=2, random_state=0).fit(X, u)
     c, m, w = gp.kernel_.k1.k1, gp.kernel_.k1.k2, gp.kernel_.k2
     return m.get_params()["length_scale"], np.sqrt(c.get_params()["constant_value"]), np.sqrt(w.noise_level)
@@ -59,7 +62,7 @@ def main():
     Xp, yp = read(DATA / "last-year.csv")  # public
     X, y = read(DATA / "readings.csv")  # private
     ell, sigma, noise = fit_public(Xp, yp)
-    print(f"fitted on the public proxy: ℓ = {ell:.0f} m, σ = {sigma:.3f}, noise = {noise:.3f} (in [−1, 1] units)")
+    print(f"fitted on the public proxy: ℓ = {ell:.0f} m, σ = {sigma:.3f} µg/m³, noise = {noise:.3f} µg/m³")
 
     mech = gpdp.Mechanism(
         kernel="matern32",

@@ -39,8 +39,10 @@ reproducible and **not private** (its report says ``"private": False``).
 
 ``Mechanism`` needs the responses' scale, a public choice: exactly one of
 ``response_range=(lo, hi)`` (in data units: responses are clipped to it and
-mapped onto [−1, 1] internally; released values come back in data units) or
-``response_bound=M_Y`` (responses are used as given, |y| ≤ M_Y). When
+centred on its middle, the prior mean; released values come back in data
+units) or ``response_bound=M_Y`` (responses are used as given, |y| ≤ M_Y,
+prior mean 0). Under both, ``scale`` (σ) and ``gp_noise`` (η) are in the
+responses' units. When
 responses had to be clipped, a ``ClippingWarning`` (a ``UserWarning``) tells
 the operator how many; the count is a fact about the private data, so it
 stays local (``Release.diagnostics``) and never appears in ``.report``.

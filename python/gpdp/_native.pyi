@@ -156,8 +156,9 @@ def posterior(
     units: Optional[str] = None,
 ) -> Tuple[np.ndarray, np.ndarray]:
     """The NON-PRIVATE posterior mean and variance at the query points. With
-    ``response_range`` the responses are mapped onto [−1, 1] and clipped as a
-    release does, and the results come back in data units. ``units`` is only
+    ``response_range`` the responses are centred on its middle and clipped to
+    it as a release does (``scale`` in data units), and the results come back
+    in data units. ``units`` is only
     checked here: ``gpdp.nonprivate.posterior`` returns it on its result."""
 
 class Release:
@@ -302,7 +303,7 @@ class Plan:
     def lengthscale(self) -> Optional[float]: ...
     @property
     def scale(self) -> float:
-        """σ in the mechanism's units (half-widths of the response range, or data units)."""
+        """σ in the responses' units (under a response range or a bound)."""
     @property
     def noise(self) -> float: ...
     @property

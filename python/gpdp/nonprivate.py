@@ -8,10 +8,10 @@ synthetic data only, e.g. to compare the model with scikit-learn's
 covered by any guarantee.
 
 With ``response_range=(lo, hi)`` the responses are treated exactly as a
-release treats them — mapped onto [−1, 1] and clipped there, with ``scale``
-and ``ridge`` on that scale as for ``Mechanism`` — and the mean and variance
-come back in data units (the mean mapped back, the variance times the
-squared half-width). ``units`` labels the result.
+release treats them — centred on the range's middle and clipped to the
+range — and the mean comes back in data units, reverting to the prior mean
+(lo + hi)/2 away from the data. ``scale`` (σ) is in data units with or
+without a range, as for ``Mechanism``. ``units`` labels the result.
 
 The result unpacks as before, ``mean, variance = posterior(...)``, and also
 has ``.mean``, ``.variance``, ``.units`` and ``.response_range``.

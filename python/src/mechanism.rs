@@ -534,10 +534,10 @@ type MeanAndVariance<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>
 /// it on public or synthetic data only, e.g. to check a model.
 ///
 /// With `response_range=(lo, hi)` the responses are treated as a release
-/// treats them: mapped onto [−1, 1] by the library's response range and
-/// clipped there; `scale` and `ridge` are then on that internal scale (as
-/// for `Mechanism`), and the mean comes back in data units (mid + half·μ)
-/// and the variance times half² (half = (hi − lo)/2). `units` is checked
+/// treats them: centred on the range's middle and clipped to the range
+/// (`scale` is in data units, as for `Mechanism`), and the mean comes back
+/// in data units (mid + μ), the prior mean mid = (lo + hi)/2 away from the
+/// data. `units` is checked
 /// (as `--units` is) and otherwise unused here: `gpdp.nonprivate.posterior`
 /// carries it on its result.
 #[pyfunction]
@@ -571,9 +571,9 @@ pub fn posterior<'py>(
     let kernel = gpdp::Kernel::new(kind, lengthscale).py()?;
     let mut data = dataset(py, X, y)?;
     if let Some(r) = range {
-        // As the release prepares the responses (the library's map onto
-        // [−1, 1], then the clip policy at M_Y = 1).
-        let internal = data.y().iter().map(|&v| r.to_internal(v).clamp(-1.0, 1.0)).collect();
+        // As the release prepares the responses (centred on the range's
+        // middle, then the clip policy at M_Y = the half-width).
+        let internal = data.y().iter().map(|&v| r.clip(v)).collect();
         data = Dataset::new(data.x().clone(), internal).py()?;
     }
     let q = points(py, query, "query")?;
@@ -587,9 +587,10 @@ pub fn posterior<'py>(
             post.mean_and_variance(&q)
         })
         .py()?;
-    let (mean, s2) = match range {
-        Some(r) => (mean.into_iter().map(|m| r.to_data(m)).collect(), (scale * r.half()).powi(2)),
-        None => (mean, scale * scale),
+    let mean = match range {
+        Some(r) => mean.into_iter().map(|m| r.to_data(m)).collect(),
+        None => mean,
     };
+    let s2 = scale * scale;
     Ok((PyArray1::from_vec(py, mean), PyArray1::from_vec(py, var.into_iter().map(|v| s2 * v).collect())))
 }

@@ -44,7 +44,7 @@ fn fit_subset(data: &Dataset, max: usize, seed: u64) -> gpdp::Result<Dataset> {
 
 /// A search interval keyword (lo, hi), in the caller's units, divided by
 /// `unit`: mirrors `gpdp-cli`'s `commands::plan::parse_pair`.
-fn bounds_pair(v: &Bound<'_, PyAny>, name: &str, unit: f64) -> PyResult<(f64, f64)> {
+fn bounds_pair(v: &Bound<'_, PyAny>, name: &str) -> PyResult<(f64, f64)> {
     let p = vector(v.py(), v, name).map_err(|_| bad_arg(name, "expected (lo, hi), two numbers"))?;
     let [lo, hi] = p[..] else {
         return Err(bad_arg(name, format!("expected (lo, hi), two numbers; got {} numbers", p.len())));
@@ -52,7 +52,7 @@ fn bounds_pair(v: &Bound<'_, PyAny>, name: &str, unit: f64) -> PyResult<(f64, f6
     if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
         return Err(bad_arg(name, format!("({lo}, {hi}): need 0 < lo ≤ hi < ∞")));
     }
-    Ok((lo / unit, hi / unit))
+    Ok((lo, hi))
 }
 
 /// SHA-256 (hex) of the proxy arrays — X's doubles row by row, then y's,
@@ -140,15 +140,16 @@ fn make_plan(
         )));
     }
     let n_private = n.unwrap_or(proxy.len());
-    let (unit, m_y) = match (range, response_bound) {
+    // σ, η and the bounds are in data units under both; M_Y is a range's half-width.
+    let m_y = match (range, response_bound) {
         (Some(_), Some(_)) => {
             return Err(bad_arg(
                 "response_range/response_bound",
                 "give one of response_range=(lo, hi) and response_bound=M_Y, not both",
             ));
         }
-        (Some(r), None) => (r.half(), 1.0),
-        (None, Some(m)) if m.is_finite() && m > 0.0 => (1.0, m),
+        (Some(r), None) => r.half(),
+        (None, Some(m)) if m.is_finite() && m > 0.0 => m,
         (None, Some(m)) => {
             return Err(bad_arg(
                 "response_bound",
@@ -164,13 +165,13 @@ fn make_plan(
             ));
         }
     };
-    // The mechanism's internal responses: mapped by the range and clipped
+    // The mechanism's internal responses: centred by the range and clipped
     // (as `run` maps them, and as a release would).
     let internal: Vec<f64> = proxy
         .y()
         .iter()
         .map(|&y| match range {
-            Some(r) => r.to_internal(y).clamp(-1.0, 1.0),
+            Some(r) => r.clip(y),
             None => y.clamp(-m_y, m_y),
         })
         .collect();
@@ -220,13 +221,13 @@ fn make_plan(
     let mut bounds = Bounds::default_for(&domain, m_y);
     let [lb, sb, nb] = bound_args;
     if let Some(v) = lb {
-        bounds.lengthscale = bounds_pair(v, "lengthscale_bounds", 1.0)?;
+        bounds.lengthscale = bounds_pair(v, "lengthscale_bounds")?;
     }
     if let Some(v) = sb {
-        bounds.scale = bounds_pair(v, "scale_bounds", unit)?;
+        bounds.scale = bounds_pair(v, "scale_bounds")?;
     }
     if let Some(v) = nb {
-        bounds.noise = bounds_pair(v, "noise_bounds", unit)?;
+        bounds.noise = bounds_pair(v, "noise_bounds")?;
     }
     let mut opts = FitOptions::new(bounds);
     opts.restarts = restarts;
@@ -243,8 +244,7 @@ fn make_plan(
     let spec = {
         let mut s = ReleaseSpec::new(kernel, domain.clone(), delta);
         s.lengthscale = kernel.has_lengthscale().then_some(h.lengthscale);
-        // As `run` does: σ on the mechanism's internal scale (the fit's). If the
-        // spec's σ becomes data units, this and `run` both need `h.scale * unit`.
+        // As `run` does: σ as fitted, in data units.
         s.scale = Some(h.scale);
         s.draws = draws;
         s.response_range = range;
@@ -479,18 +479,9 @@ impl PyPlan {
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Self> {
         let bytes = gpdp::io::read_bounded(&path, gpdp::io::MAX_INPUT_BYTES).py()?;
-        let inner: Plan = serde_json::from_slice(&bytes).map_err(|e| {
-            DataError::new_err(format!("path: {} is not a plan.json of `gpdp plan`: {e}", path.display()))
-        })?;
-        if !(gpdp::plan::PLAN_VERSION_MIN..=gpdp::plan::PLAN_VERSION).contains(&inner.version) {
-            return Err(DataError::new_err(format!(
-                "path: {}: plan version {} (this gpdp reads versions {} to {}; re-run gpdp plan)",
-                path.display(),
-                inner.version,
-                gpdp::plan::PLAN_VERSION_MIN,
-                gpdp::plan::PLAN_VERSION
-            )));
-        }
+        // Parsed, version-checked and brought to this version (σ in data units) by the library.
+        let inner = Plan::from_json(&bytes, &path.display().to_string())
+            .map_err(|e| DataError::new_err(format!("path: {}", e.to_string().trim_start_matches("`plan`: "))))?;
         let warnings = inner.assessment.as_ref().map(|a| a.warnings.clone()).unwrap_or_default();
         Ok(PyPlan { inner, warnings, notes: Vec::new() })
     }
@@ -505,8 +496,8 @@ impl PyPlan {
     fn lengthscale(&self) -> Option<f64> {
         self.inner.release.spec.lengthscale
     }
-    /// The fitted scale σ, in the mechanism's response units (half-widths
-    /// of the response range, or data units under a response bound).
+    /// The fitted scale σ, in the responses' units (with a response range
+    /// or a bound; a plan older than version 5 is converted when loaded).
     #[getter]
     fn scale(&self) -> f64 {
         self.inner.fit.hyper.scale

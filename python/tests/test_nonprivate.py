@@ -1,6 +1,6 @@
 """`gpdp.nonprivate.posterior` with a response range (issue 26): responses
-clipped and mapped onto [−1, 1] as a release maps them, the mean and
-variance returned in data units, the units carried on the result — checked
+clipped and centred as a release treats them (σ in data units, issue 40),
+the mean and variance returned in data units, the units carried on the result — checked
 against the posterior computed directly with numpy."""
 
 import numpy as np
@@ -35,10 +35,10 @@ def test_a_response_range_maps_and_clips_as_a_release_and_returns_data_units():
     res = posterior(X, PM, Q, kernel="exponential", lengthscale=ELL, ridge=RIDGE, scale=SCALE,
                     response_range=(LO, HI), units="µg/m³")
     mid, half = (LO + HI) / 2, (HI - LO) / 2
-    internal = np.clip((PM - mid) / half, -1.0, 1.0)
+    internal = np.clip(PM - mid, -half, half)
     m0, v0 = direct(X, internal, Q)
-    np.testing.assert_allclose(res.mean, mid + half * m0, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(res.variance, half**2 * v0, rtol=1e-9, atol=0)
+    np.testing.assert_allclose(res.mean, mid + m0, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.variance, v0, rtol=1e-9, atol=0)
     assert res.units == "µg/m³" and res.response_range == (0.0, 40.0)
     # In data units: near the readings, never beyond the range's top (the responses were clipped to it).
     assert 10 < res.mean.mean() < 40 and res.mean.max() <= HI
@@ -55,11 +55,14 @@ def test_without_a_range_the_responses_are_used_as_given():
     np.testing.assert_allclose(res.mean, m0, rtol=0, atol=1e-9)
     np.testing.assert_allclose(res.variance, v0, rtol=1e-9, atol=0)
     assert res.units is None and res.response_range is None
-    # With a range containing every response, the range is only a change of units.
+    # A range centred on 0 containing every response changes nothing; one centred on 1 shifts
+    # the prior mean to 1.
     r = posterior(X, y, Q, kernel="exponential", lengthscale=ELL, ridge=RIDGE, scale=SCALE, response_range=(-2, 2))
-    m1, v1 = direct(X, y / 2, Q)
-    np.testing.assert_allclose(r.mean, 2 * m1, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(r.variance, 4 * v1, rtol=1e-9, atol=0)
+    np.testing.assert_allclose(r.mean, m0, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(r.variance, v0, rtol=1e-9, atol=0)
+    s = posterior(X, y, Q, kernel="exponential", lengthscale=ELL, ridge=RIDGE, scale=SCALE, response_range=(-1, 3))
+    m2, _ = direct(X, y - 1, Q)
+    np.testing.assert_allclose(s.mean, 1 + m2, rtol=0, atol=1e-9)
 
 
 def test_bad_ranges_and_units_are_refused():

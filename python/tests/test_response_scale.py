@@ -29,20 +29,23 @@ def test_a_mechanism_needs_the_response_scale():
 def test_with_a_response_range_values_are_in_data_units():
     lo, hi = 2.0, 64.0
     mid, half = (lo + hi) / 2, (hi - lo) / 2
-    ranged = gpdp.Mechanism(**BASE, draws=2, response_range=(lo, hi), units="µg/m³")
-    unit = gpdp.Mechanism(**BASE, draws=2, response_bound=1.0)
-    assert ranged.epsilon == unit.epsilon  # the range maps onto M_Y = 1
+    kw = dict(BASE, scale=15.0)  # σ in µg/m³ under both flags (issue 40)
+    ranged = gpdp.Mechanism(**kw, draws=2, response_range=(lo, hi), units="µg/m³")
+    bound = gpdp.Mechanism(**kw, draws=2, response_bound=half)
+    assert ranged.epsilon == bound.epsilon  # the range is the bound M_Y = half-width, centred
     with warnings.catch_warnings():
         warnings.simplefilter("error", gpdp.ClippingWarning)  # nothing is clipped: no warning
         a = ranged.release(X, PM, Q, seed=9)
-        b = unit.release(X, (PM - mid) / half, Q, seed=9)
-    # The same draw, mapped back to data units: v ↦ mid + half·v.
-    np.testing.assert_allclose(a.paths, mid + half * b.paths, rtol=1e-12, atol=1e-12)
-    assert a.paths.mean() > 10.0  # near the readings (2–64), not in [−1, 1]
+        b = bound.release(X, PM - mid, Q, seed=9)
+    # The same draw, shifted back to data units: v ↦ mid + v.
+    np.testing.assert_allclose(a.paths, mid + b.paths, rtol=1e-12, atol=1e-12)
+    assert a.paths.mean() > 10.0  # near the readings (2–64)
     assert a.report["data_policy"]["response_range"] == {"lo": lo, "hi": hi}
+    assert a.report["data_policy"]["scale_meaning"]["sigma_unit"] == 1.0
+    assert a.report["data_policy"]["scale_meaning"]["prior_mean"] == mid
     pa = ranged.sample_path(X, PM, seed=4)
-    pb = unit.sample_path(X, (PM - mid) / half, seed=4)
-    np.testing.assert_allclose(pa(Q), mid + half * pb(Q), rtol=1e-12, atol=1e-12)
+    pb = bound.sample_path(X, PM - mid, seed=4)
+    np.testing.assert_allclose(pa(Q), mid + pb(Q), rtol=1e-12, atol=1e-12)
 
 
 def test_clipped_responses_warn_the_operator_and_stay_out_of_the_report():

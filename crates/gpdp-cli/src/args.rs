@@ -81,10 +81,11 @@ pub struct ReleaseArgs {
 
     /// Kernel scale σ > 0 (prior GP(0, σ²k)), or `inf` for a
     /// covariance-only release. Larger σ = more private (mean term only).
-    /// Units: with --response-range LO,HI, σ (and η) are in half-widths
-    /// (HI − LO)/2 around the prior mean (LO + HI)/2; with --response-bound
-    /// M_Y they are in data units around the prior mean 0 (report.json's
-    /// data_policy.scale_meaning says which, in words).
+    /// Units: σ (and η) are in the responses' units — the prior sd of f
+    /// around the prior mean, which is (LO + HI)/2 with --response-range
+    /// LO,HI and 0 with --response-bound M_Y. A σ of 0.1–1 times the
+    /// range's half-width (or M_Y) is usual; report.json's
+    /// data_policy.scale_meaning says it in words.
     /// For a release, σ = 0 with --gp-noise η > 0 releases μ_D + GP(0, η²k),
     /// whose noise does not depend on the data: exact Gaussian accounting
     /// (docs/proofs/data-free-noise.md).
@@ -182,7 +183,7 @@ pub fn require_with_example(missing: Vec<&str>, example: Option<&str>) -> Result
 }
 
 /// A complete `gpdp release` command, shown with its missing flags.
-pub const RELEASE_EXAMPLE: &str = "gpdp release --data readings.csv --x easting,northing --y pm25 --response-range 0,60 --units µg/m³ --kernel matern32 --lengthscale 2000 --domain box:500000,510000,180000,190000 --scale 1 --target-epsilon 1 --delta 1e-5 --grid 200 --snap grid --out release/";
+pub const RELEASE_EXAMPLE: &str = "gpdp release --data readings.csv --x easting,northing --y pm25 --response-range 0,60 --units µg/m³ --kernel matern32 --lengthscale 2000 --domain box:500000,510000,180000,190000 --scale 30 --target-epsilon 1 --delta 1e-5 --grid 200 --snap grid --out release/";
 
 /// A complete `gpdp account` command, shown with its missing flags.
 pub const ACCOUNT_EXAMPLE: &str = "gpdp account --n 400 --kernel exponential --lengthscale 0.14 --domain box:0,1,0,1 --ridge 5.7 --scale 0.12 --delta 1e-5";

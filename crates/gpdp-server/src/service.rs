@@ -240,9 +240,8 @@ impl Service {
         let spec = ReleaseRequest::from_value_with(body, |path| {
             self.check_data_dir(path)?;
             let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
-            let plan: gpdp::plan::Plan = serde_json::from_slice(&bytes).map_err(|e| {
-                ServerError::BadRequest(format!("plan: {} is not a plan.json of `gpdp plan` ({e})", path.display()))
-            })?;
+            // Parsed, version-checked and brought to this version (σ in data units) by the library.
+            let plan = gpdp::plan::Plan::from_json(&bytes, &path.display().to_string())?;
             Ok((plan, path.display().to_string()))
         })?;
         self.create(spec)

@@ -24,6 +24,60 @@ pub struct Store {
     conn: Connection,
 }
 
+/// The store's format (`PRAGMA user_version`). Version 1: under a response
+/// range, a stored request's `scale` and `gp_noise` and the revealed
+/// (internal) values are in data units, the range only centring the
+/// responses (docs/model.md, "The response scale, σ and the prior mean").
+/// Before (version 0), the range mapped the responses onto [−1, 1], so they
+/// were in the range's half-widths.
+pub const STORE_VERSION: i64 = 1;
+
+/// Brings a store of an older format to [`STORE_VERSION`], in one
+/// transaction: a version-0 release with a response range [lo, hi] gets
+/// its `scale` and `gp_noise` and every revealed value multiplied by the
+/// half-width h = (hi − lo)/2. The release is then the same mechanism
+/// (the guarantee is invariant under a change of the responses' units) and
+/// every revealed point keeps its value in data units (v·h + mid = old
+/// mid + old v·h), so a restart answers identically.
+fn migrate(conn: &Connection) -> Result<(), ServerError> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(store_err)?;
+    if version >= STORE_VERSION {
+        return Ok(());
+    }
+    let tx = conn.unchecked_transaction().map_err(store_err)?;
+    let specs: Vec<(String, String)> = {
+        let mut st = tx.prepare("SELECT id, spec FROM releases").map_err(store_err)?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(store_err)?;
+        rows.collect::<Result<_, _>>().map_err(store_err)?
+    };
+    for (id, spec) in specs {
+        let Ok(serde_json::Value::Object(mut spec)) = serde_json::from_str::<serde_json::Value>(&spec) else {
+            // An unreadable request is reported when the release is restored.
+            continue;
+        };
+        let half = match spec.get("response_range").and_then(|r| r.as_array()).map(|r| r.as_slice()) {
+            Some([lo, hi]) => match (lo.as_f64(), hi.as_f64()) {
+                (Some(lo), Some(hi)) => 0.5 * (hi - lo),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        for key in ["scale", "gp_noise"] {
+            if let Some(v) = spec.get(key).and_then(|v| v.as_f64())
+                && let Some(scaled) = serde_json::Number::from_f64(v * half)
+            {
+                spec.insert(key.into(), serde_json::Value::Number(scaled));
+            }
+        }
+        let spec = serde_json::Value::Object(spec).to_string();
+        tx.execute("UPDATE releases SET spec = ?2 WHERE id = ?1", params![id, spec]).map_err(store_err)?;
+        tx.execute("UPDATE revealed SET value = value * ?2 WHERE release = ?1", params![id, half])
+            .map_err(store_err)?;
+    }
+    tx.execute_batch(&format!("PRAGMA user_version = {STORE_VERSION};")).map_err(store_err)?;
+    tx.commit().map_err(store_err)
+}
+
 impl Store {
     pub fn open(path: &Path) -> Result<Store, ServerError> {
         let conn = Connection::open(path).map_err(|e| ServerError::Store(format!("{}: {e}", path.display())))?;
@@ -50,6 +104,7 @@ impl Store {
              );",
         )
         .map_err(store_err)?;
+        migrate(&conn)?;
         Ok(Store { conn })
     }
 

@@ -76,10 +76,10 @@ pub struct ReleaseSpec {
     /// Ridge r > 0 (or give `target_epsilon` to calibrate it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ridge: Option<f64>,
-    /// Kernel scale σ > 0, finite (required unless `solve` is `scale`); 0 with `gp_noise` > 0 for data-free noise (exact Gaussian accounting).
+    /// Kernel scale σ > 0, finite, in the responses' units (the prior sd of f; required unless `solve` is `scale`); 0 with `gp_noise` > 0 for data-free noise (exact Gaussian accounting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
-    /// GP noise η ≥ 0 (default 0).
+    /// GP noise η ≥ 0 in the responses' units (default 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gp_noise: Option<f64>,
     /// Calibrate the `solve` parameter to this ε (instead of fixing it).
@@ -106,7 +106,7 @@ pub struct ReleaseSpec {
     /// The bound M_Y on |y| in the data's units (or give `response_range`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_bound: Option<f64>,
-    /// The responses' plausible range [lo, hi] in data units (mapped onto [−1, 1]).
+    /// The responses' plausible range [lo, hi] in data units (centred on its middle, the prior mean; M_Y = (hi − lo)/2).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "opt_range")]
     #[schemars(with = "Option<[f64; 2]>")]
     pub response_range: Option<ResponseRange>,

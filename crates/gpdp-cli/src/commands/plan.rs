@@ -173,7 +173,7 @@ pub struct PlanArgs {
     pub quiet: bool,
 }
 
-fn parse_pair(flag: &str, s: &str, unit: f64) -> Result<(f64, f64)> {
+fn parse_pair(flag: &str, s: &str) -> Result<(f64, f64)> {
     let v: Vec<&str> = s.split(',').collect();
     if v.len() != 2 {
         bail!("{flag} '{s}': give LO,HI");
@@ -183,7 +183,7 @@ fn parse_pair(flag: &str, s: &str, unit: f64) -> Result<(f64, f64)> {
     if !(lo > 0.0 && lo <= hi && hi.is_finite()) {
         bail!("{flag} '{s}': need 0 < LO ≤ HI < ∞");
     }
-    Ok((lo / unit, hi / unit))
+    Ok((lo, hi))
 }
 
 /// A seeded random subset of at most `max` records (all of them if fewer).
@@ -272,9 +272,10 @@ pub fn run(a: PlanArgs) -> Result<()> {
         );
     }
     let n_private = a.n.unwrap_or(proxy.len());
-    let (unit, m_y) = match (a.response_range, a.response_bound) {
-        (Some(r), _) => (r.half(), 1.0),
-        (None, Some(m)) if m.is_finite() && m > 0.0 => (1.0, m),
+    // σ, η and the bounds are in data units under both flags; M_Y is a range's half-width.
+    let m_y = match (a.response_range, a.response_bound) {
+        (Some(r), _) => r.half(),
+        (None, Some(m)) if m.is_finite() && m > 0.0 => m,
         (None, Some(m)) => bail!(
             "--response-bound {m}: must be a finite number > 0 (the bound M_Y on |y|, in the data's units; or give --response-range LO,HI)"
         ),
@@ -282,12 +283,12 @@ pub fn run(a: PlanArgs) -> Result<()> {
             "missing --response-range LO,HI (the responses' plausible range in data units) or --response-bound M_Y (|y| ≤ M_Y in the data's units): the response scale is a required public choice, as for release — e.g. {PLAN_EXAMPLE}"
         ),
     };
-    // The mechanism's internal responses: mapped by the range and clipped.
+    // The mechanism's internal responses: centred by the range and clipped.
     let internal: Vec<f64> = proxy
         .y()
         .iter()
         .map(|&y| match a.response_range {
-            Some(r) => r.to_internal(y).clamp(-1.0, 1.0),
+            Some(r) => r.clip(y),
             None => y.clamp(-m_y, m_y),
         })
         .collect();
@@ -343,13 +344,13 @@ pub fn run(a: PlanArgs) -> Result<()> {
     }
     let mut bounds = Bounds::default_for(domain, m_y);
     if let Some(s) = &a.lengthscale_bounds {
-        bounds.lengthscale = parse_pair("--lengthscale-bounds", s, 1.0)?;
+        bounds.lengthscale = parse_pair("--lengthscale-bounds", s)?;
     }
     if let Some(s) = &a.scale_bounds {
-        bounds.scale = parse_pair("--scale-bounds", s, unit)?;
+        bounds.scale = parse_pair("--scale-bounds", s)?;
     }
     if let Some(s) = &a.noise_bounds {
-        bounds.noise = parse_pair("--noise-bounds", s, unit)?;
+        bounds.noise = parse_pair("--noise-bounds", s)?;
     }
     let mut opts = FitOptions::new(bounds);
     opts.restarts = a.restarts;
@@ -362,14 +363,10 @@ pub fn run(a: PlanArgs) -> Result<()> {
             "warning: the fitted {b} — widen the bounds (--lengthscale-bounds, --scale-bounds, --noise-bounds) or accept it"
         );
     }
+    let u = a.units.as_deref().map(|u| format!(" {u}")).unwrap_or_default();
     eprintln!(
-        "fit: ℓ = {:.6}, σ = {:.6}, λ = {:.6} (in data units: σ = {:.6}, λ = {:.6}); log marginal likelihood {:.3}",
-        h.lengthscale,
-        h.scale,
-        h.noise,
-        h.scale * unit,
-        h.noise * unit,
-        fit.log_marginal_likelihood
+        "fit: ℓ = {:.6}, σ = {:.6}{u}, λ = {:.6}{u}; log marginal likelihood {:.3}",
+        h.lengthscale, h.scale, h.noise, fit.log_marginal_likelihood
     );
 
     // The release the plan is for, as a release spec (plan.json stores it;

@@ -463,17 +463,8 @@ impl ReleaseCmdArgs {
 /// refuses flags that contradict the plan.
 fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
     let bytes = gpdp::io::read_bounded(path, gpdp::io::MAX_INPUT_BYTES)?;
-    let plan: gpdp::plan::Plan = serde_json::from_slice(&bytes)
-        .with_context(|| format!("--plan {}: not a plan.json of `gpdp plan`", path.display()))?;
-    if !(gpdp::plan::PLAN_VERSION_MIN..=gpdp::plan::PLAN_VERSION).contains(&plan.version) {
-        bail!(
-            "--plan {}: plan version {} (this gpdp reads versions {} to {}; re-run gpdp plan)",
-            path.display(),
-            plan.version,
-            gpdp::plan::PLAN_VERSION_MIN,
-            gpdp::plan::PLAN_VERSION
-        );
-    }
+    // Parsed, version-checked and brought to this version (σ in data units) by the library.
+    let plan = gpdp::plan::Plan::from_json(&bytes, &path.display().to_string())?;
     // A plan fitted on the private data itself publishes that data's maximum-likelihood
     // hyperparameters under a DP statement that does not cover them: refuse the same bytes, and
     // warn when the data come from the file the plan was fitted on (since changed).
@@ -560,7 +551,7 @@ fn apply_plan(a: &mut ReleaseCmdArgs, path: &Path) -> Result<()> {
         }
     } else if a.response_range.map(|r| (r.lo, r.hi)) != planned_spec.response_range.map(|r| (r.lo, r.hi)) {
         bail!(
-            "the response range/bound differs from the plan's (--plan {}): σ was fitted on responses scaled by the plan's range — drop --response-range/--response-bound or re-plan",
+            "the response range/bound differs from the plan's (--plan {}): σ was fitted on responses centred on and clipped to the plan's range — drop --response-range/--response-bound or re-plan",
             path.display()
         );
     }

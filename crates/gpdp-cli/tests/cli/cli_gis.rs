@@ -57,7 +57,7 @@ fn release(data: &str, x: &str, grid: &str, draws: &str, threshold: &str, extra:
     let o = gpdp()
         .args(["release", "--data", data, "--x", x, "--y", "pm25", "--response-range", "0,60", "--units", "µg/m³"])
         .args(["--kernel", "matern32", "--lengthscale", "2000", "--domain", "box:500000,510000,180000,190000"])
-        .args(["--scale", "1", "--target-epsilon", "1", "--delta", "1e-5", "--snap", "grid", "--grid", grid])
+        .args(["--scale", "30", "--target-epsilon", "1", "--delta", "1e-5", "--snap", "grid", "--grid", grid])
         .args(["--draws", draws, "--threshold", threshold, "--seed", "7", "--quiet", "--out"])
         .arg(out)
         .args(extra)

@@ -41,7 +41,7 @@ fn release(out: &Path, extra: &[&str]) -> std::process::Output {
             "--domain",
             "box:500000,510000,180000,190000",
             "--scale",
-            "1",
+            "30",
             "--target-epsilon",
             "1",
             "--delta",

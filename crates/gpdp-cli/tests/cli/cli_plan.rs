@@ -73,8 +73,10 @@ fn plan_recovers_the_proxy_fields_lengthscale_and_plots_utility_against_epsilon(
     let h = &p["fit"]["hyper"];
     let ell = h["lengthscale"].as_f64().unwrap();
     assert!((ell / 500.0 - 1.0).abs() < 0.2, "ℓ = {ell} m (truth 500 m)");
-    // σ and λ in the mechanism's units (the range 0..40 maps to ±1: ÷ 20).
-    let (s, l) = (h["scale"].as_f64().unwrap() * 20.0, h["noise"].as_f64().unwrap() * 20.0);
+    // σ and λ in data units (plan version 5), as the release spec stores σ.
+    let (s, l) = (h["scale"].as_f64().unwrap(), h["noise"].as_f64().unwrap());
+    assert_eq!(p["release"]["spec"]["scale"], h["scale"]);
+    assert_eq!(p["release"]["response_bound"], 20.0);
     assert!((s / 6.0 - 1.0).abs() < 0.3 && (l / 1.5 - 1.0).abs() < 0.25, "σ = {s}, λ = {l} µg/m³");
     assert_eq!(p["fit"]["restarts"].as_array().unwrap().len(), 8);
     assert_eq!(p["release"]["n"], 300);
@@ -217,7 +219,7 @@ fn a_plan_fitted_on_the_data_being_released_is_refused() {
         sha2::Sha256::digest(std::fs::read(&private).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
     assert_eq!(p["proxy_sha256"], want.as_str());
-    assert_eq!(p["version"], 4);
+    assert_eq!(p["version"], 5);
     assert_eq!(p["release"]["spec"]["kernel"], p["fit"]["kernel"], "plan.json stores the release spec: {p}");
     let release = |data: &Path, out: &Path| {
         gpdp()
@@ -544,4 +546,39 @@ fn release_takes_the_plans_threshold_delta_and_crs() {
     let se = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && se.contains("contradicts the plan's CRS EPSG:27700"), "{se}");
     assert!(!bad.exists());
+}
+
+/// Issue 40: a version-4 plan.json with a response range (σ in the range's half-widths) is
+/// converted when `release --plan` reads it: the release is the one of the flags with σ in data
+/// units (20 times the stored σ for the range 0..40), the same ε and the same seeded paths.
+#[test]
+fn a_version_4_plan_releases_what_its_sigma_in_data_units_releases() {
+    let t = tempfile::tempdir().unwrap();
+    let v4 = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpdp/tests/data/plan-v4-range.json");
+    let p = json(Path::new(v4));
+    assert_eq!(p["version"], 4);
+    let spec = &p["release"]["spec"];
+    let sigma = spec["scale"].as_f64().unwrap() * 20.0;
+    let common = ["--data", READINGS, "--x", "easting,northing", "--y", "pm25", "--target-epsilon", "3"];
+    let tail = ["--delta", "1e-5", "--grid", "12x8", "--seed", "5", "--quiet", "--out"];
+    let planned =
+        gpdp().args(["release", "--plan", v4]).args(common).args(tail).arg(t.path().join("planned")).output().unwrap();
+    assert!(planned.status.success(), "{}", String::from_utf8_lossy(&planned.stderr));
+    let flags = gpdp()
+        .arg("release")
+        .args(common)
+        .args(["--kernel", "matern32", "--lengthscale", &spec["lengthscale"].to_string(), "--domain", DOMAIN])
+        .args(["--scale", &sigma.to_string(), "--ridge-floor", &spec["ridge_floor"].to_string()])
+        .args(["--response-range", "0,40", "--units", "µg/m³"])
+        .args(tail)
+        .arg(t.path().join("flags"))
+        .output()
+        .unwrap();
+    assert!(flags.status.success(), "{}", String::from_utf8_lossy(&flags.stderr));
+    let (a, b) = (json(&t.path().join("planned/report.json")), json(&t.path().join("flags/report.json")));
+    assert_eq!(a["privacy"]["epsilon"], b["privacy"]["epsilon"]);
+    assert_eq!(a["calibration"], b["calibration"]);
+    assert_eq!(a["data_policy"]["scale_meaning"], b["data_policy"]["scale_meaning"]);
+    let paths = |d: &str| std::fs::read_to_string(t.path().join(d).join("paths.csv")).unwrap();
+    assert_eq!(paths("planned"), paths("flags"));
 }

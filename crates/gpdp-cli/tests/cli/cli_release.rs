@@ -1114,9 +1114,11 @@ fn a_log_folder_holding_the_data_is_refused_as_not_a_file() {
     assert_eq!(files(t.path()), ["d.csv"]);
 }
 
-/// Issue 40 item 1: σ's meaning is stated (report.json's data_policy.scale_meaning) and a σ
-/// tiny against --response-bound is warned about, naming the fix; and the two flags give the
-/// same release when σ_bound = σ_range·M_Y with the range [−M_Y, M_Y].
+/// Issue 40 item 1: σ means one thing, the prior sd in the responses' units, under both
+/// response flags. Its meaning is stated (report.json's data_policy.scale_meaning); a σ tiny
+/// against the response scale is warned about under either flag, naming the fix; and the same
+/// σ gives the same release under `--response-bound 60` and `--response-range -60,60` (the
+/// same ε, the same paths), and under `--response-range 0,120` the same paths shifted by 60.
 #[test]
 fn sigma_units_are_stated_and_the_two_response_flags_agree() {
     let t = tempfile::tempdir().unwrap();
@@ -1125,32 +1127,52 @@ fn sigma_units_are_stated_and_the_two_response_flags_agree() {
         csv.push_str(&format!("{},{}\n", 0.04 + 0.08 * i as f64, 20.0 + 25.0 * ((i * 7 % 12) as f64 / 11.0)));
     }
     let data = write(t.path(), "d.csv", &csv);
-    let run = |scale: &str, flags: [&str; 2], out: &str| {
+    let shifted = write(
+        t.path(),
+        "shifted.csv",
+        &csv.lines()
+            .enumerate()
+            .map(|(i, l)| match (i, l.split_once(',')) {
+                (0, _) | (_, None) => format!("{l}\n"),
+                (_, Some((x, y))) => format!("{x},{}\n", y.parse::<f64>().unwrap() + 60.0),
+            })
+            .collect::<String>(),
+    );
+    let run = |data: &str, scale: &str, flags: [&str; 2], out: &str| {
         gpdp()
-            .args(["release", "--data", &data, "--kernel", "matern32", "--lengthscale", "0.2"])
+            .args(["release", "--data", data, "--kernel", "matern32", "--lengthscale", "0.2"])
             .args(["--domain", "interval:0,1", "--scale", scale, "--ridge", "1", "--delta", "1e-5"])
             .args(["--grid", "21", "--seed", "7", "--quiet", "--out", t.path().join(out).to_str().unwrap()])
             .args(flags)
             .output()
             .unwrap()
     };
-    let o = run("0.5", ["--response-bound", "60"], "tiny");
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{e}");
-    assert!(e.contains("only 0.008 of M_Y = 60") && e.contains("--scale 30") && e.contains("--response-range"), "{e}");
-    let r: Value = serde_json::from_slice(&std::fs::read(t.path().join("tiny/report.json")).unwrap()).unwrap();
-    assert_eq!(r["data_policy"]["scale_meaning"]["prior_mean"], 0.0);
-    assert_eq!(r["data_policy"]["scale_meaning"]["sigma_unit"], 1.0);
-    // The same mechanism through both flags.
-    let a = run("30", ["--response-bound", "60"], "bound");
-    let b = run("0.5", ["--response-range", "-60,60"], "range");
-    assert!(a.status.success() && b.status.success());
-    assert!(!String::from_utf8_lossy(&a.stderr).contains("warning: σ"), "{}", String::from_utf8_lossy(&a.stderr));
-    let rb: Value = serde_json::from_slice(&std::fs::read(t.path().join("bound/report.json")).unwrap()).unwrap();
-    let rr: Value = serde_json::from_slice(&std::fs::read(t.path().join("range/report.json")).unwrap()).unwrap();
-    assert_eq!(rr["data_policy"]["scale_meaning"]["sigma_unit"], 60.0);
-    let (ea, eb) = (rb["privacy"]["epsilon"].as_f64().unwrap(), rr["privacy"]["epsilon"].as_f64().unwrap());
-    assert!((ea - eb).abs() <= 1e-9 * ea, "{ea} vs {eb}");
+    for (flags, out, mean) in
+        [(["--response-bound", "60"], "tiny", 0.0), (["--response-range", "0,120"], "tiny-range", 60.0)]
+    {
+        let o = run(&data, "0.5", flags, out);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{e}");
+        assert!(e.contains("only 0.008 of") && e.contains("--scale 30"), "{flags:?}: {e}");
+        let r: Value = serde_json::from_slice(&std::fs::read(t.path().join(out).join("report.json")).unwrap()).unwrap();
+        assert_eq!(r["data_policy"]["scale_meaning"]["prior_mean"], mean);
+        assert_eq!(r["data_policy"]["scale_meaning"]["sigma_unit"], 1.0);
+    }
+    // The same σ = 30: the same mechanism through both flags.
+    let a = run(&data, "30", ["--response-bound", "60"], "bound");
+    let b = run(&data, "30", ["--response-range", "-60,60"], "range");
+    let c = run(&shifted, "30", ["--response-range", "0,120"], "range-shifted");
+    for o in [&a, &b, &c] {
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success() && !e.contains("warning: σ"), "{e}");
+    }
+    let report = |d: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(t.path().join(d).join("report.json")).unwrap()).unwrap()
+    };
+    let eps: Vec<f64> =
+        ["bound", "range", "range-shifted"].iter().map(|d| report(d)["privacy"]["epsilon"].as_f64().unwrap()).collect();
+    assert_eq!((eps[0], eps[0]), (eps[1], eps[2]), "the same ε");
+    assert!(report("range")["data_policy"]["scale_meaning"]["note"].as_str().unwrap().contains("prior sd of 30"));
     let vals = |d: &str| -> Vec<f64> {
         std::fs::read_to_string(t.path().join(d).join("paths.csv"))
             .unwrap()
@@ -1159,8 +1181,11 @@ fn sigma_units_are_stated_and_the_two_response_flags_agree() {
             .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
             .collect()
     };
-    for (x, y) in vals("bound").iter().zip(vals("range")) {
-        assert!((x - y).abs() <= 1e-8 * 60.0, "{x} vs {y}");
+    let (vb, vr, vs) = (vals("bound"), vals("range"), vals("range-shifted"));
+    assert_eq!(vb.len(), 21);
+    assert_eq!(vb, vr, "the same released values");
+    for (x, y) in vb.iter().zip(&vs) {
+        assert!((x + 60.0 - y).abs() <= 1e-9 * 60.0, "{x} + 60 vs {y}");
     }
 }
 

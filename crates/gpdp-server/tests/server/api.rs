@@ -271,7 +271,10 @@ fn a_release_from_a_plan_takes_its_spec_and_refuses_contradictions() {
     assert!(created["epsilon"].as_f64().unwrap() <= 3.0 + 1e-9);
     assert_eq!(created["operator"]["records_shared_with_plan_proxy"], 0);
     // Keys the plan fitted: equal is accepted, different refused naming the key.
-    let same = planned["release"]["spec"]["scale"].clone();
+    // The fixture is a version-4 plan (σ in the range's half-widths, kept to
+    // exercise the conversion): in data units its σ is 20 times that.
+    assert_eq!(planned["version"], 4);
+    let same = json!(planned["release"]["spec"]["scale"].as_f64().unwrap() * 20.0);
     assert_eq!(s.request("POST", "/releases", Some(&body("readings.csv", json!({"scale": same}))), Some(TOKEN)).0, 201);
     for (extra, key) in [
         (json!({"scale": 2.0}), "scale: 2.0 contradicts the plan"),

@@ -70,9 +70,9 @@ pub use report::{
 /// use gpdp::model::units::ResponseRange;
 /// use gpdp::{Domain, Draws, Kernel, MechanismParams, ReleaseParams, ResponseScale};
 ///
-/// // An exponential kernel with ℓ = 2 on [0, 10] (data units), n = 20 records, ridge r = 2, scale σ = 1; responses in the
-/// // public range [0, 40] °C; three paths; δ = 10⁻⁵.
-/// let model = ReleaseParams::new(Kernel::exponential(2.0)?, Domain::interval(0.0, 10.0)?, 20, 2.0, 1.0);
+/// // An exponential kernel with ℓ = 2 on [0, 10] (data units), n = 20 records, ridge r = 2, scale σ = 10 °C; responses in
+/// // the public range [0, 40] °C (prior mean 20 °C, M_Y = 20 °C); three paths; δ = 10⁻⁵.
+/// let model = ReleaseParams::new(Kernel::exponential(2.0)?, Domain::interval(0.0, 10.0)?, 20, 2.0, 10.0);
 /// let mut params = MechanismParams::new(model, 1e-5, ResponseScale::Range(ResponseRange::new(0.0, 40.0)?));
 /// params.draws = Draws::new(3)?;
 /// params.units = Some("°C".into());
@@ -107,9 +107,10 @@ pub struct MechanismParams {
     /// the noiseless value y = f*(x) of a function with ‖f*‖_H ≤ B. The
     /// guarantee then rests on it; it cannot be checked from the data.
     pub assume_rkhs_responses: bool,
-    /// Responses in data units: the public range [lo, hi] mapped onto
-    /// [−1, 1] before the mechanism (then M_Y must be 1), and the released
-    /// values mapped back (`model::units`).
+    /// Responses in data units with a public range [lo, hi]: centred on its
+    /// middle before the mechanism (then M_Y must be the half-width
+    /// (hi − lo)/2), and the released values shifted back (`model::units`).
+    /// σ and η stay in data units.
     pub response_range: Option<ResponseRange>,
     /// The responses' unit, a public label for reports and maps.
     pub units: Option<String>,
@@ -152,8 +153,9 @@ impl MechanismParams {
     /// One draw, the improved conversion, clipping, automatic sampler, no
     /// lattice, no cap on ε — and the responses' scale, which has no
     /// default ([`ResponseScale`]): `Bound(M)` sets `release.response_bound`
-    /// to M and no range; `Range([lo, hi])` maps the responses from data
-    /// units onto [−1, 1] and sets M_Y = 1.
+    /// to M and no range; `Range([lo, hi])` centres the responses on the
+    /// range's middle and sets M_Y = (hi − lo)/2. Either way `release.scale`
+    /// and `release.gp_noise` are in the responses' units.
     pub fn new(mut release: ReleaseParams, delta: f64, response: ResponseScale) -> Self {
         release.response_bound = response.bound();
         MechanismParams {
@@ -383,17 +385,19 @@ impl Mechanism {
                 requirement: "finite for a release (σ = inf is only meaningful for the accountant)",
             });
         }
-        if params.response_range.is_some() && r.response_bound != 1.0 {
+        if let Some(range) = &params.response_range
+            && r.response_bound != range.half()
+        {
             return Err(Error::InvalidParameter {
                 name: "response bound M_Y",
                 value: crate::error::fmt_value(r.response_bound),
-                requirement: "1 with a response range (the range [lo, hi] is mapped onto [−1, 1]; give the bound as the range instead)",
+                requirement: "the range's half-width with a response range (the range [lo, hi] is centred on its middle and bounds the responses by (hi − lo)/2; give the bound as the range instead)",
             });
         }
         if params.response_range.is_some() && params.uses_rkhs_lemma() {
             return Err(Error::InvalidLemma {
                 lemma: "B.8",
-                reason: "a response range rescales the responses, so the RKHS norm of the data-generating function would change with it; give the responses on the scale of the stated norm, without a response range".into(),
+                reason: "a response range shifts the responses by its middle, so the RKHS norm of the data-generating function would change with it; give the responses as the stated norm is for, without a response range".into(),
             });
         }
         if params.uses_rkhs_lemma() && !params.assume_rkhs_responses {
@@ -646,7 +650,7 @@ impl Mechanism {
         let sample_seconds = t.elapsed().as_secs_f64();
         let mut sampled = sampled;
         if let Some(range) = &self.params.response_range {
-            // Post-processing with public coefficients: back into data units.
+            // Post-processing with a public constant: back into data units.
             for path in &mut sampled.values {
                 path.iter_mut().for_each(|v| *v = range.to_data(*v));
             }

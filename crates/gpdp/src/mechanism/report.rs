@@ -169,8 +169,9 @@ pub struct DataPolicySummary {
     /// The declared covariate lattice (points per axis), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub covariate_lattice: Option<Vec<usize>>,
-    /// Responses in data units: the public range mapped onto [−1, 1] (M_Y = 1
-    /// internally); released values are in data units.
+    /// Responses in data units with a public range, centred on its middle
+    /// (M_Y = the half-width); σ, η and the released values are in data
+    /// units.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_range: Option<crate::model::units::ResponseRange>,
     /// The responses' unit (a label).

@@ -152,7 +152,7 @@ fn restored_lazy_paths_continue_the_original_draw() {
     let mut p = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
     p.draws = Draws::new(2).unwrap();
     p.response_range = Some("0,40".parse().unwrap());
-    p.release.response_bound = 1.0;
+    p.release.response_bound = 20.0;
     let m = p.check().unwrap();
     let data = Dataset::new(data_1d().x().clone(), data_1d().y().iter().map(|v| 20.0 + 20.0 * v).collect()).unwrap();
     let mut a = m.sample_paths(&data, 50, ReleaseRng::seeded(11)).unwrap();
@@ -249,36 +249,92 @@ fn one_dimensional_releases_use_the_state_space_sampler_without_a_dense_fit() {
     assert!(e.to_string().contains("too large") || e.to_string().contains("memory"), "{e}");
 }
 
-/// A response range is exactly the affine change of units: the same seed on
-/// responses in µg/m³ with the range [0, 60] gives the draws of the
-/// internal release mapped back, clipping acts at the range's ends, and the
-/// report states the range and the unit.
+/// A response range is exactly a shift of the origin: the same seed on
+/// responses in µg/m³ with the range [0, 60] gives the draws of the release
+/// under the bound M_Y = 30 on the centred responses, shifted back by 30;
+/// clipping acts at the range's ends, σ keeps its meaning (data units), and
+/// the report states the range and the unit.
 #[test]
-fn response_range_is_an_exact_change_of_units() {
+fn response_range_is_an_exact_shift_of_the_origin() {
     let range = crate::model::units::ResponseRange::new(0.0, 60.0).unwrap();
     let raw = Dataset::new(data_1d().x().clone(), vec![12.0, 55.0, 70.0, 30.0, 3.0, 41.0]).unwrap();
-    let internal =
-        Dataset::new(raw.x().clone(), raw.y().iter().map(|&y| range.to_internal(y).clamp(-1.0, 1.0)).collect())
-            .unwrap();
-    let mut p = MechanismParams::new(release_1d(6), 1e-3, crate::model::units::ResponseScale::Bound(1.0));
+    let centred = Dataset::new(raw.x().clone(), raw.y().iter().map(|&y| range.clip(y)).collect()).unwrap();
+    let mut model = release_1d(6);
+    model.scale = 12.0;
+    let mut p = MechanismParams::new(model, 1e-3, crate::model::units::ResponseScale::Bound(30.0));
     p.draws = Draws::new(2).unwrap();
-    let plain = p.check().unwrap().release(&internal, &grid_1d(30), &mut ReleaseRng::seeded(5)).unwrap();
-    p.response_range = Some(range);
+    let plain = p.check().unwrap().release(&centred, &grid_1d(30), &mut ReleaseRng::seeded(5)).unwrap();
+    let mut p = MechanismParams::new(p.release.clone(), 1e-3, crate::model::units::ResponseScale::Range(range));
+    p.draws = Draws::new(2).unwrap();
     p.units = Some("µg/m³".into());
     let m = p.check().unwrap();
+    assert_eq!(m.params().release.scale, 12.0);
+    assert_eq!(m.privacy().epsilon, plain.report.privacy.epsilon);
     let r = m.release(&raw, &grid_1d(30), &mut ReleaseRng::seeded(5)).unwrap();
     assert_eq!(r.diagnostics.policy.responses_clipped, 1);
     for (a, b) in r.paths.iter().zip(&plain.paths) {
         for (x, y) in a.iter().zip(b) {
-            assert!((x - (30.0 + 30.0 * y)).abs() < 1e-12, "{x} vs {y}");
+            assert!((x - (30.0 + y)).abs() < 1e-12, "{x} vs {y}");
         }
     }
     assert_eq!(r.report.data_policy.response_range, Some(range));
     assert_eq!(r.report.data_policy.units.as_deref(), Some("µg/m³"));
-    // M_Y must be 1 on the internal scale.
+    assert_eq!(r.report.data_policy.scale_meaning.sigma_unit, 1.0);
+    assert_eq!(r.report.data_policy.scale_meaning.prior_mean, 30.0);
+    // M_Y must be the range's half-width.
     let mut bad = p.clone();
-    bad.release.response_bound = 60.0;
+    bad.release.response_bound = 1.0;
     assert!(bad.check().unwrap_err().to_string().contains("response bound M_Y"));
+}
+
+/// Issue 40: the same σ means the same prior under both response flags.
+/// `Range(−M, M)` and `Bound(M)` with the same σ and η are one mechanism:
+/// the same ε and, with the same seed, the same released paths (so the same
+/// noise scale), bit for bit.
+#[test]
+fn the_same_sigma_gives_the_same_release_under_both_response_flags() {
+    use crate::model::units::{ResponseRange, ResponseScale};
+    let data = Dataset::new(data_1d().x().clone(), data_1d().y().iter().map(|v| 40.0 * v).collect()).unwrap();
+    for (sigma, eta) in [(5.0, 0.0), (20.0, 3.0), (80.0, 0.5)] {
+        let mut model = release_1d(6);
+        model.scale = sigma;
+        model.gp_noise = eta;
+        let bound = MechanismParams::new(model.clone(), 1e-3, ResponseScale::Bound(40.0)).check().unwrap();
+        let range = MechanismParams::new(model, 1e-3, ResponseScale::Range(ResponseRange::new(-40.0, 40.0).unwrap()))
+            .check()
+            .unwrap();
+        assert_eq!(bound.privacy().epsilon, range.privacy().epsilon, "σ = {sigma}");
+        let a = bound.release(&data, &grid_1d(25), &mut ReleaseRng::seeded(9)).unwrap();
+        let b = range.release(&data, &grid_1d(25), &mut ReleaseRng::seeded(9)).unwrap();
+        assert_eq!(a.paths, b.paths, "σ = {sigma}");
+    }
+}
+
+/// The guarantee is invariant under a change of the responses' units: M_Y,
+/// σ and η all times c give the same ε (to 1e-9 relative) and paths times c
+/// (so a plan or a stored release whose σ was in half-widths converts
+/// exactly by multiplying σ and η by the half-width).
+#[test]
+fn the_guarantee_is_invariant_under_a_change_of_units() {
+    use crate::model::units::ResponseScale;
+    let mut model = release_1d(6);
+    model.scale = 0.7;
+    model.gp_noise = 0.2;
+    let one = MechanismParams::new(model.clone(), 1e-3, ResponseScale::Bound(1.0)).check().unwrap();
+    let a = one.release(&data_1d(), &grid_1d(20), &mut ReleaseRng::seeded(3)).unwrap();
+    for c in [0.01, 7.5, 3000.0] {
+        let mut scaled = model.clone();
+        scaled.scale *= c;
+        scaled.gp_noise *= c;
+        let m = MechanismParams::new(scaled, 1e-3, ResponseScale::Bound(c)).check().unwrap();
+        let e = (m.privacy().epsilon, one.privacy().epsilon);
+        assert!((e.0 - e.1).abs() <= 1e-9 * e.1, "c = {c}: ε {} vs {}", e.0, e.1);
+        let data = Dataset::new(data_1d().x().clone(), data_1d().y().iter().map(|v| c * v).collect()).unwrap();
+        let b = m.release(&data, &grid_1d(20), &mut ReleaseRng::seeded(3)).unwrap();
+        for (x, y) in b.paths.iter().flatten().zip(a.paths.iter().flatten()) {
+            assert!((x - c * y).abs() <= 1e-8 * c * (1.0 + y.abs()), "c = {c}: {x} vs {c}·{y}");
+        }
+    }
 }
 
 /// `PosteriorSystem::PerRecord` (the n × n system of `gpdp serve`) and the

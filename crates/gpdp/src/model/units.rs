@@ -1,18 +1,23 @@
 //! Responses in data units: a public response range [lo, hi] (e.g. µg/m³)
-//! mapped onto the mechanism's [−1, 1] (M_Y = 1), and the released values
-//! mapped back.
+//! centred on its middle and bounded by its half-width, and the released
+//! values shifted back.
 //!
 //! ```text
-//! y ↦ (2y − lo − hi)/(hi − lo)          (data units → [−1, 1] on [lo, hi])
-//! v ↦ (lo + hi)/2 + v·(hi − lo)/2       (released value → data units)
+//! y ↦ y − (lo + hi)/2                  (data units → centred data units)
+//! M_Y = (hi − lo)/2                     (the bound the clip policy uses)
+//! v ↦ v + (lo + hi)/2                  (released value → data units)
 //! ```
 //!
-//! Both maps are affine with public coefficients. The first is a per-record
-//! transformation of the responses before the mechanism (so clipping to
-//! [−1, 1] is clipping to [lo, hi]); the second is post-processing of the
-//! released draws. Neither changes the guarantee. A threshold t in data
-//! units thresholds the mapped-back path exactly as (2t − lo − hi)/(hi − lo)
-//! thresholds the internal one.
+//! The responses stay in data units: only the origin moves, so σ and η are
+//! in data units under `--response-range` exactly as under
+//! `--response-bound` (docs/model.md, "The response scale, σ and the prior
+//! mean"), and `Range(−M, M)` is the same mechanism as `Bound(M)`. Both maps
+//! are shifts by a public constant: the first is a per-record transformation
+//! of the responses before the mechanism (so clipping to [−M_Y, M_Y] is
+//! clipping to [lo, hi]); the second is post-processing of the released
+//! draws. Neither changes the guarantee. A threshold t in data units
+//! thresholds the shifted-back path exactly as t − (lo + hi)/2 thresholds
+//! the internal one.
 
 use std::fmt;
 use std::str::FromStr;
@@ -53,21 +58,31 @@ impl ResponseRange {
         0.5 * (self.hi - self.lo)
     }
 
-    /// A response in data units onto the internal scale ([lo, hi] → [−1, 1]).
+    /// A response in data units as the mechanism sees it: centred on the
+    /// range's middle, y − (lo + hi)/2 (still in data units; [lo, hi] →
+    /// [−M_Y, M_Y] with M_Y the half-width).
     pub fn to_internal(&self, y: f64) -> f64 {
-        (y - self.mid()) / self.half()
+        y - self.mid()
     }
 
-    /// A released value back into data units.
+    /// [`Self::to_internal`] clipped to [−M_Y, M_Y], as the release's clip
+    /// policy clips it (a response outside [lo, hi] becomes the nearer end).
+    pub fn clip(&self, y: f64) -> f64 {
+        let h = self.half();
+        self.to_internal(y).clamp(-h, h)
+    }
+
+    /// A released (internal) value back into data units: v + (lo + hi)/2.
     pub fn to_data(&self, v: f64) -> f64 {
-        self.mid() + v * self.half()
+        v + self.mid()
     }
 }
 
 /// The scale of the responses — a required public choice of every release
 /// (`MechanismParams::new`): either the bound M_Y on |y| in the units the
-/// responses are given in, or a response range [lo, hi] in data units mapped
-/// onto [−1, 1] (then M_Y = 1).
+/// responses are given in, or a response range [lo, hi] in data units,
+/// centred on its middle (then M_Y is its half-width). Under both, σ and η
+/// are in the responses' units.
 ///
 /// There is no default: a default of M_Y = 1 silently clipped data given in
 /// real units (readings of 2–64 µg/m³ all clipped to ±1), and refusing a
@@ -82,11 +97,20 @@ pub enum ResponseScale {
 }
 
 impl ResponseScale {
-    /// The bound M_Y the mechanism uses internally (1 for a range).
+    /// The bound M_Y the mechanism uses internally (a range's half-width).
     pub fn bound(&self) -> f64 {
         match self {
             ResponseScale::Bound(m) => *m,
-            ResponseScale::Range(_) => 1.0,
+            ResponseScale::Range(r) => r.half(),
+        }
+    }
+
+    /// The prior mean of the released map, in data units: a range's middle,
+    /// or 0 under a bound.
+    pub fn prior_mean(&self) -> f64 {
+        match self {
+            ResponseScale::Bound(_) => 0.0,
+            ResponseScale::Range(r) => r.mid(),
         }
     }
 
@@ -101,15 +125,16 @@ impl ResponseScale {
 
 /// What σ and η mean for a release with this response scale
 /// (docs/model.md, "The response scale, σ and the prior mean"): the release
-/// is a GP posterior with prior mean `prior_mean` and prior sd σ·`sigma_unit`
-/// in data units.
+/// is a GP posterior with prior mean `prior_mean` and prior sd σ in data
+/// units.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ScaleMeaning {
     /// The prior mean the released map reverts to away from the data, in
     /// data units: the middle of the range, or 0 under a bound.
     pub prior_mean: f64,
-    /// Data units per unit of σ and η: the range's half-width, or 1 under a
-    /// bound (σ is then in data units).
+    /// Data units per unit of σ and η: 1 under both response flags (σ and η
+    /// are in the responses' units). Kept in the report so that a reader of
+    /// an older report, where a range made it the half-width, can tell.
     pub sigma_unit: f64,
     /// The same in words, with the given σ.
     pub note: String,
@@ -120,57 +145,54 @@ impl ResponseScale {
     /// with kernel scale `sigma` and the unit label `units`.
     pub fn meaning(&self, sigma: f64, units: &str) -> ScaleMeaning {
         let u = if units.is_empty() { String::new() } else { format!(" {units}") };
-        match self {
-            ResponseScale::Range(r) => ScaleMeaning {
-                prior_mean: r.mid(),
-                sigma_unit: r.half(),
-                note: format!(
-                    "σ and η are in units of the response range's half-width ({}{u}): σ = {} is a prior sd of {}{u} around the prior mean {}{u}, the range's middle",
-                    r.half(),
-                    sigma,
-                    sigma * r.half(),
-                    r.mid()
-                ),
-            },
-            ResponseScale::Bound(m) => ScaleMeaning {
-                prior_mean: 0.0,
-                sigma_unit: 1.0,
-                note: format!(
-                    "σ and η are in data units (under a response bound M_Y = {m}{u}): σ = {sigma} is a prior sd of {sigma}{u} around the prior mean 0"
-                ),
-            },
+        let around = match self {
+            ResponseScale::Range(r) => {
+                format!("the prior mean {}{u} (the middle of the response range [{}, {}]{u})", r.mid(), r.lo, r.hi)
+            }
+            ResponseScale::Bound(m) => format!("the prior mean 0 (under a response bound M_Y = {m}{u})"),
+        };
+        ScaleMeaning {
+            prior_mean: self.prior_mean(),
+            sigma_unit: 1.0,
+            note: format!(
+                "σ and η are in the responses' units: σ = {sigma} is a prior sd of {sigma}{u} around {around}"
+            ),
         }
     }
 
     /// Warnings from public inputs only about a σ that makes the map
-    /// degenerate at this scale: under a bound, σ below 5% of M_Y (the map
-    /// is shrunk towards the prior mean 0 — with a range the same σ would
-    /// mean σ half-widths); with a range, σ below 0.02 or above 50
-    /// half-widths.
+    /// degenerate at this scale (M_Y: the bound, or the range's half-width):
+    /// σ below 5% of M_Y (the map is shrunk towards the prior mean wherever
+    /// the data do not pin it), or above 50 M_Y (a prior sd far beyond any
+    /// response the mechanism can see).
     pub fn sigma_warnings(&self, sigma: f64, units: &str) -> Vec<String> {
         let u = if units.is_empty() { String::new() } else { format!(" {units}") };
         let mut w = Vec::new();
         if !sigma.is_finite() || sigma <= 0.0 {
             return w;
         }
-        match self {
-            ResponseScale::Bound(m) if sigma < 0.05 * m => w.push(format!(
-                "σ = {sigma} is in data units under --response-bound (the prior sd of f), only {:.3} of M_Y = {m}{u}: the map will be shrunk towards the prior mean 0 wherever the data do not pin it — give σ on the data's scale (e.g. --scale {}), or --response-range LO,HI, under which σ is in half-widths and the prior mean is the range's middle",
+        let m = self.bound();
+        let (what, mean) = match self {
+            ResponseScale::Range(r) => (format!("the response range's half-width {m}{u}"), format!("{}{u}", r.mid())),
+            ResponseScale::Bound(_) => (format!("M_Y = {m}{u}"), format!("0{u}")),
+        };
+        if sigma < 0.05 * m {
+            let range_hint = match self {
+                ResponseScale::Bound(_) => {
+                    " (and, for responses far from 0, --response-range LO,HI, whose middle is the prior mean)"
+                }
+                ResponseScale::Range(_) => "",
+            };
+            w.push(format!(
+                "σ = {sigma}{u} (the prior sd of f, in the responses' units) is only {:.3} of {what}: the map will be shrunk towards the prior mean {mean} wherever the data do not pin it — give σ on the data's scale, e.g. --scale {}{range_hint}",
                 sigma / m,
                 0.5 * m
-            )),
-            ResponseScale::Range(r) if sigma < 0.02 => w.push(format!(
-                "σ = {sigma} is in units of the response range's half-width ({}{u}), i.e. a prior sd of only {}{u}: the map will be nearly the prior mean {}{u} everywhere — σ of order 0.1–1 half-widths is usual",
-                r.half(),
-                sigma * r.half(),
-                r.mid()
-            )),
-            ResponseScale::Range(r) if sigma > 50.0 => w.push(format!(
-                "σ = {sigma} is in units of the response range's half-width ({}{u}), i.e. a prior sd of {}{u}, far beyond the range — σ of order 0.1–1 half-widths is usual",
-                r.half(),
-                sigma * r.half()
-            )),
-            _ => {}
+            ));
+        } else if sigma > 50.0 * m {
+            w.push(format!(
+                "σ = {sigma}{u} (the prior sd of f, in the responses' units) is {:.0} times {what}, far beyond any response the mechanism sees — σ of order 0.1–1 times {what} is usual",
+                sigma / m
+            ));
         }
         w
     }
@@ -199,15 +221,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn maps_the_range_onto_the_unit_interval_and_back() {
+    fn centres_the_range_and_shifts_back() {
         let r: ResponseRange = "0, 60".parse().unwrap();
-        assert_eq!((r.to_internal(0.0), r.to_internal(30.0), r.to_internal(60.0)), (-1.0, 0.0, 1.0));
-        assert!((r.to_internal(25.0) - (-1.0 / 6.0)).abs() < 1e-15);
-        for v in [-1.3, -1.0, 0.2, 1.0, 4.0] {
-            assert!((r.to_internal(r.to_data(v)) - v).abs() < 1e-14);
+        assert_eq!((r.to_internal(0.0), r.to_internal(30.0), r.to_internal(60.0)), (-30.0, 0.0, 30.0));
+        assert_eq!((r.clip(-5.0), r.clip(25.0), r.clip(75.0)), (-30.0, -5.0, 30.0));
+        assert_eq!(ResponseScale::Range(r).bound(), 30.0);
+        for v in [-41.3, -30.0, 0.2, 30.0, 104.0] {
+            assert!((r.to_internal(r.to_data(v)) - v).abs() < 1e-12);
         }
         for bad in ["5,5", "6,1", "a,2", "1", "nan,2", "-1e308,1e308"] {
             assert!(bad.parse::<ResponseRange>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn sigma_warnings_are_in_data_units_under_both_flags() {
+        let range = ResponseScale::Range(ResponseRange::new(0.0, 60.0).unwrap());
+        let bound = ResponseScale::Bound(30.0);
+        for scale in [range, bound] {
+            let tiny = scale.sigma_warnings(1.0, "µg/m³");
+            assert_eq!(tiny.len(), 1, "{tiny:?}");
+            assert!(tiny[0].contains("only 0.033 of") && tiny[0].contains("--scale 15"), "{}", tiny[0]);
+            assert!(scale.sigma_warnings(10.0, "µg/m³").is_empty());
+            assert!(scale.sigma_warnings(1400.0, "").is_empty());
+            assert!(scale.sigma_warnings(1600.0, "")[0].contains("53 times"));
+            assert_eq!(scale.meaning(10.0, "").sigma_unit, 1.0);
+        }
+        assert!(range.sigma_warnings(1.0, "")[0].contains("prior mean 30"));
+        assert!(bound.sigma_warnings(1.0, "")[0].contains("--response-range LO,HI"));
+        assert!(!range.sigma_warnings(1.0, "")[0].contains("--response-range"));
+        assert_eq!(range.meaning(10.0, "µg/m³").prior_mean, 30.0);
+        assert!(range.meaning(10.0, "µg/m³").note.contains("prior sd of 10 µg/m³"));
     }
 }

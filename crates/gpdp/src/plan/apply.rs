@@ -21,6 +21,58 @@ pub const SHARED_RECORDS_REFUSED: f64 = 0.5;
 pub const PLANNED_KEYS: [&str; 6] = ["kernel", "lengthscale", "scale", "relation", "response_range", "response_bound"];
 
 impl Plan {
+    /// Reads a plan.json (`name` names it in messages): parses it, refuses a
+    /// version this gpdp does not read ([`Self::check_version`]) and brings
+    /// an older version to this one ([`Self::upgrade`]). Every front end
+    /// reads plans through this, so that a plan means the same release in
+    /// each.
+    pub fn from_json(bytes: &[u8], name: &str) -> Result<Plan> {
+        let mut plan: Plan = serde_json::from_slice(bytes).map_err(|e| Error::Spec {
+            key: "plan",
+            reason: format!("{name} is not a plan.json of `gpdp plan`: {e}"),
+        })?;
+        plan.check_version(name)?;
+        plan.upgrade();
+        Ok(plan)
+    }
+
+    /// Brings a plan of an older version to [`PLAN_VERSION`]. Before
+    /// version 5, a plan with a response range held σ, η, the fit (and its
+    /// log likelihood) and the scale and noise bounds in units of the
+    /// range's half-width (the range
+    /// was mapped onto [−1, 1]); since, they are in data units (the range is
+    /// only centred, docs/model.md). Multiplying them by the half-width is
+    /// exact: the guarantee is invariant under a change of the responses'
+    /// units (M_Y, σ and η together), and the ridge λ/σ is unitless. Plans
+    /// under a response bound were already in data units.
+    pub fn upgrade(&mut self) {
+        if self.version < 5
+            && let Some(r) = self.release.response_range
+        {
+            let h = r.half();
+            let scale = |x: &mut super::Hyper| {
+                x.scale *= h;
+                x.noise *= h;
+            };
+            // The likelihood of responses in data units: the density of y/h over h^records.
+            let shift = self.fit.records as f64 * h.ln();
+            scale(&mut self.fit.hyper);
+            self.fit.log_marginal_likelihood -= shift;
+            for restart in &mut self.fit.restarts {
+                scale(&mut restart.start);
+                scale(&mut restart.end);
+                restart.log_marginal_likelihood -= shift;
+            }
+            self.bounds.scale = (self.bounds.scale.0 * h, self.bounds.scale.1 * h);
+            self.bounds.noise = (self.bounds.noise.0 * h, self.bounds.noise.1 * h);
+            self.release.response_bound = h;
+            let spec = &mut self.release.spec;
+            spec.scale = spec.scale.map(|s| s * h);
+            spec.gp_noise = spec.gp_noise.map(|s| s * h);
+        }
+        self.version = self.version.max(PLAN_VERSION);
+    }
+
     /// Refuses a plan.json version this gpdp does not read; `name` names the plan in the message.
     pub fn check_version(&self, name: &str) -> Result<()> {
         if (PLAN_VERSION_MIN..=PLAN_VERSION).contains(&self.version) {

@@ -39,7 +39,11 @@ pub use utility::{Summary, Utility, UtilityAt, UtilityOptions, calibrate_with_fl
 use crate::model::units::ResponseRange;
 
 /// Version of the [`Plan`] schema (plan.json).
-pub const PLAN_VERSION: u32 = 4;
+///
+/// Version 5: σ, η, the fit and its bounds are in data units under a
+/// response range too (before, in the range's half-widths; read through
+/// [`Plan::from_json`], an older plan is converted, [`Plan::upgrade`]).
+pub const PLAN_VERSION: u32 = 5;
 
 /// The oldest plan.json version this gpdp still reads (version 3 lacks the
 /// constant-map baseline, the assessment and the CRS, read as absent).
@@ -100,7 +104,8 @@ pub struct PlannedRelease {
     pub domain: String,
     /// The public response range in data units, if any.
     pub response_range: Option<ResponseRange>,
-    /// The response bound M_Y (1 with a response range).
+    /// The response bound M_Y (the half-width with a response range; 1
+    /// before version 5).
     pub response_bound: f64,
     /// The responses' unit, if given.
     pub units: Option<String>,

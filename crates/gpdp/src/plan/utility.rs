@@ -124,7 +124,7 @@ pub fn calibrate_with_floor(
 
 fn internal(params: &MechanismParams, y: f64) -> f64 {
     match &params.response_range {
-        Some(r) => r.to_internal(y).clamp(-1.0, 1.0),
+        Some(r) => r.clip(y),
         None => y.clamp(-params.release.response_bound, params.release.response_bound),
     }
 }

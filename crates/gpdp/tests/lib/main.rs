@@ -11,6 +11,7 @@ mod features;
 mod misuse;
 mod module_graph;
 mod monotonicity;
+mod plans;
 mod reference_vectors;
 mod sampling;
 mod soundness;
