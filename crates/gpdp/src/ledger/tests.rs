@@ -435,3 +435,35 @@ fn a_release_calibrated_to_the_budget_fits_it_exactly() {
         assert!(c >= exact * (1.0 - 1e-12) && c <= exact * (1.0 + 1e-6), "k = {k}: {c} vs {exact}");
     }
 }
+
+/// Issue 39: the ledger never adds chain ε values. A `--bound joint` release whose own ε comes
+/// from the chain route (Figure 3, L = 1: 1.84 at δ = 0.05, against the Rényi curve's 2.91) is
+/// charged its own certified ε when it is the dataset's only release; a second one composes
+/// through the two Rényi curves (≈ 3.8), so a budget of 3.7 refuses it although the two chain
+/// values add up to 3.69.
+#[test]
+fn a_chain_release_composes_through_its_renyi_curve() {
+    let mut p =
+        ReleaseParams::new(Kernel::exponential(1.0).unwrap(), Domain::interval(0.0, 1.0).unwrap(), 10, 1.0, 5.0);
+    p.bound = crate::privacy::rdp::BoundChoice::Joint;
+    let m = crate::mechanism::MechanismParams::new(p, 0.05, crate::model::units::ResponseScale::Bound(1.0))
+        .check()
+        .unwrap();
+    let route = m.privacy().route.as_ref().expect("a joint release names its route");
+    assert_eq!(route.route, "chain");
+    let alone = m.privacy().epsilon;
+    assert!(alone < 1.9 && route.joint_rdp > 2.9, "{:?}", m.privacy());
+    let two = {
+        let mut a = RdpAccountant::new();
+        a.compose_release(m.accounted_release().clone(), Draws::ONE)
+            .compose_release(m.accounted_release().clone(), Draws::ONE);
+        a.epsilon(0.05, Conversion::Improved).unwrap().epsilon
+    };
+    assert!(2.0 * alone < 3.7 && two > 3.7, "2 × {alone} vs {two}");
+    let (_, mut l) = temp_ledger("chain");
+    l.init("d", 3.7, 0.05, Conversion::Improved).unwrap();
+    let first = l.reserve("d", &m).unwrap();
+    assert_eq!((first.epsilon, first.composed_epsilon), (alone, alone));
+    let e = l.reserve("d", &m).unwrap_err().to_string();
+    assert!(e.contains("budget"), "{e}");
+}

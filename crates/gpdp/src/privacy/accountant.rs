@@ -248,6 +248,7 @@ impl RdpAccountant {
             epsilon_clamped_at_zero: clamped,
             pld: None,
             gaussian: None,
+            route: None,
             components,
         }
     }

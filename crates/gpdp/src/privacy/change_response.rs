@@ -171,6 +171,7 @@ impl ChangeResponseReport {
                 rdp_epsilon: Some(rdp.epsilon),
                 release: self.release.clone(),
             }),
+            route: None,
             components: Vec::new(),
         })
     }

@@ -24,6 +24,7 @@ pub mod accountant;
 pub mod bounds;
 pub mod cache;
 pub mod calibrate;
+pub mod chain;
 pub mod change_response;
 pub mod constants;
 pub mod conversion;

@@ -111,8 +111,54 @@ pub struct PrivacyReport {
     /// `None` (null) for the RDP and PLD accountants.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gaussian: Option<GaussianReport>,
+    /// With `--bound joint` for one release: ε is the smallest of every
+    /// proven route, and this names the route that gave it and lists the
+    /// others' values (docs/proofs/chain-route.md §6.3). `alpha` and `rdp`
+    /// are the Rényi route's. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<RouteReport>,
     /// The composed releases, in the order they were composed.
     pub components: Vec<ComponentReport>,
+}
+
+/// A certified (ε, δ) of the chain route (`privacy::chain`) and how it was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ChainStatement {
+    /// ε = ε₁ + ε₂ (rounded up).
+    pub epsilon: f64,
+    /// δ (the target).
+    pub delta: f64,
+    /// μ̄: the certified supremum of the one-draw mean-shift distance.
+    pub mu_bar: f64,
+    /// The largest μ found at a point of the region (a lower estimate of the
+    /// supremum, for the report: μ̄'s gap).
+    pub mu_found: f64,
+    /// δ₁, the covariance step's share of δ.
+    pub delta_cov: f64,
+    /// ε₁ = ε_cov,L(δ₁).
+    pub epsilon_cov: f64,
+    /// ε₂ = ε_GM(√L·μ̄; (δ − δ₁)e^{−ε₁}).
+    pub epsilon_mean: f64,
+}
+
+/// Which proven route gave a `--bound joint` release's ε, and every route's
+/// value at the same δ (each a valid statement for this one release; the
+/// reported ε is their minimum).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RouteReport {
+    /// "chain", "joint-rdp" or "tight-rdp".
+    pub route: &'static str,
+    /// ε of the tight Rényi bound, converted.
+    pub tight_rdp: f64,
+    /// ε of the joint Rényi bound (the smaller of tight and joint at each
+    /// order), converted.
+    pub joint_rdp: f64,
+    /// ε of the two-step chain, with how it was obtained (None: no split
+    /// gave a finite ε at this δ).
+    pub chain: Option<ChainStatement>,
+    /// Composition of several releases uses the Rényi curves only: a
+    /// ledger's ε for this release alone may be larger than `epsilon`.
+    pub composition: &'static str,
 }
 
 /// How an exact Gaussian-mechanism statement was obtained: part of the

@@ -280,13 +280,18 @@ impl JointProblem {
         let kp = sp.div(one.sub(sp));
         let y = s.sub(kp.mul(one.sub(s.mul(rho.sqr())))).sub(a1.mul(kp).mul(s).mul(c));
         let half = T::cst(0.5);
-        let cov = a1
-            .mul(y)
-            .ln_1p()
-            .neg()
-            .div(T::cst(2.0 * am1))
-            .sub(half.mul(one.sub(s).ln()))
-            .add(half.mul(one.sub(sp).ln()));
+        // At MEAN_SHIFT (α = 1) only the mean part is bounded: the chain
+        // route's mean step (docs/proofs/chain-route.md §4.2, §5).
+        let cov = if am1 == MEAN_SHIFT {
+            T::cst(0.0)
+        } else {
+            a1.mul(y)
+                .ln_1p()
+                .neg()
+                .div(T::cst(2.0 * am1))
+                .sub(half.mul(one.sub(s).ln()))
+                .add(half.mul(one.sub(sp).ln()))
+        };
         let inv = T::cst(self.inv_scale / self.ridge);
         Coeffs {
             alpha,
@@ -631,6 +636,28 @@ pub fn certified_sup(p: &JointProblem, am1: f64) -> Certified {
     Certified { upper: top.max(found).max(pruned), found, boxes }
 }
 
+/// The order code of the chain route's mean step: with α − 1 = 0 the
+/// branch and bound bounds only the mean part at α = 1,
+/// ½·dᵀΣ₂⁻¹d = μ²/2, μ² = A² + B² − 2ABρ + (s'/(1 − s'))(Aρ − B)²
+/// (docs/proofs/chain-route.md §4.2; the covariance part is set to 0).
+/// At α = 1, u = 0, w = −s' and det Σ₁ = 1 − s' ≥ 1 − S > 0 on the whole
+/// region, so every enclosure is finite. The vertex property (§5.4 there)
+/// and the branch and bound's argument (joint-accountant.md §6) hold as for
+/// the Rényi orders: only the objective's covariance part is dropped.
+pub const MEAN_SHIFT: f64 = 0.0;
+
+/// A certified upper bound μ̄ on the Gaussian mean-shift distance μ of the
+/// chain route's mean step over the whole joint region (both orders of a
+/// pair: the region is symmetric under the swap, chain-route.md §4.3, and
+/// the search covers the whole square [0, S]² of (s, s')): √(2·sup μ²/2),
+/// rounded up. Remembered in `cache` like the Rényi certificates.
+pub fn mean_shift_bound_in(p: &JointProblem, cache: &AccountingCache) -> (f64, Certified) {
+    let c = certified_sup_in(p, MEAN_SHIFT, cache);
+    let mu = (2.0 * c.upper.max(0.0)).sqrt();
+    // sqrt and the doubling are correctly rounded: two ulps up cover both.
+    (mu.next_up().next_up(), c)
+}
+
 /// The cache key of (problem, α, kind): kind 0 certified, 1 estimate.
 fn key_of(p: &JointProblem, am1: f64, kind: u64) -> [u64; 8] {
     [
@@ -810,6 +837,6 @@ pub fn joint_rdp_estimate_in(p: &JointProblem, am1: f64, cache: &AccountingCache
 }
 
 #[cfg(test)]
-mod soundness;
+pub(crate) mod soundness;
 #[cfg(test)]
 mod tests;
