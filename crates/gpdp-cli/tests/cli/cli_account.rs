@@ -718,3 +718,30 @@ fn exact_gaussian_statements_refuse_flags_they_would_ignore() {
     assert!(!o.status.success() && e.contains("--conversion pld does not apply here"), "{e}");
     assert!(!out.exists());
 }
+
+/// Issue 39: `--bound joint` reports the smallest of the proven routes and names it in the
+/// JSON, with every route's value (Figure 3 at δ = 0.05: the chain at L = 1, 1.843; the joint
+/// Rényi curve at L = 10, 8.924), never above `--bound tight`.
+#[test]
+fn bound_joint_names_the_route_that_gave_epsilon() {
+    let run = |draws: &str, bound: &str| -> serde_json::Value {
+        let o = gpdp()
+            .args(["account", "--kernel", "exponential", "--lengthscale", "1", "--domain", "interval:0,1", "--n", "10"])
+            .args(["--ridge", "1", "--scale", "5", "--draws", draws, "--delta", "0.05", "--bound", bound, "--json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    for (draws, route, most) in [("1", "chain", 1.90), ("10", "joint-rdp", 8.93)] {
+        let j = run(draws, "joint");
+        let t = run(draws, "tight");
+        let e = j["epsilon"].as_f64().unwrap();
+        assert_eq!(j["route"]["route"], route, "{j}");
+        assert!(e <= most && e <= t["epsilon"].as_f64().unwrap(), "{j}");
+        let values = [&j["route"]["tight_rdp"], &j["route"]["joint_rdp"], &j["route"]["chain"]["epsilon"]];
+        let smallest = values.iter().map(|v| v.as_f64().unwrap()).fold(f64::INFINITY, f64::min);
+        assert_eq!(e, smallest, "{j}");
+        assert!(t.get("route").is_none(), "{t}");
+    }
+}

@@ -91,7 +91,14 @@ struct Tables {
     estimates: Lru<ProblemKey, Arc<Vec<f64>>>,
     grids: Lru<u64, Arc<Vec<f64>>>,
     chosen: Lru<[u64; 3], (f64, bool)>,
+    chains: Lru<ChainKey, Option<ChainValue>>,
 }
+
+/// A chain statement's fields (`privacy::chain`), in its field order.
+pub(crate) type ChainValue = [f64; 7];
+
+/// The chain route's key: the joint problem's constants, τ, L and δ (bits).
+pub(crate) type ChainKey = [u64; 10];
 
 /// A bounded cache of the accountant's expensive intermediate results (see
 /// the module docs). Cloning gives another handle to the same tables; it is
@@ -120,6 +127,7 @@ impl AccountingCache {
                 estimates: Lru::new(entries),
                 grids: Lru::new(entries),
                 chosen: Lru::new(entries),
+                chains: Lru::new(entries),
             })),
         }
     }
@@ -136,10 +144,11 @@ impl AccountingCache {
         self.cap
     }
 
-    /// The number of entries held, over all four tables (at most
-    /// 4 × [`Self::capacity`]).
+    /// The number of entries held, over all five tables (at most
+    /// 5 × [`Self::capacity`]).
     pub fn len(&self) -> usize {
-        self.with(|t| t.certified.len() + t.estimates.len() + t.grids.len() + t.chosen.len()).unwrap_or(0)
+        self.with(|t| t.certified.len() + t.estimates.len() + t.grids.len() + t.chosen.len() + t.chains.len())
+            .unwrap_or(0)
     }
 
     /// Whether nothing is held.
@@ -158,6 +167,7 @@ impl AccountingCache {
                 + t.grids.len() * (8 + 8 + 8 + OVERHEAD)
                 + vecs(&t.grids.map)
                 + t.chosen.len() * (24 + 16 + 8 + OVERHEAD)
+                + t.chains.len() * (80 + 64 + 8 + OVERHEAD)
         })
         .unwrap_or(0)
     }
@@ -203,6 +213,14 @@ impl AccountingCache {
 
     pub(crate) fn put_chosen(&self, k: [u64; 3], v: (f64, bool)) {
         self.with(|t| t.chosen.insert(k, v));
+    }
+
+    pub(crate) fn chain(&self, k: &ChainKey) -> Option<Option<ChainValue>> {
+        self.with(|t| t.chains.get(k)).flatten()
+    }
+
+    pub(crate) fn put_chain(&self, k: ChainKey, v: Option<ChainValue>) {
+        self.with(|t| t.chains.insert(k, v));
     }
 }
 

@@ -45,6 +45,45 @@ pub fn chain_epsilon(
     delta: f64,
     cache: &AccountingCache,
 ) -> Result<Option<ChainStatement>> {
+    // A deterministic function of its key: the cache never changes the value.
+    let key = [
+        problem.n as u64,
+        problem.ridge.to_bits(),
+        problem.inv_scale.to_bits(),
+        problem.response_bound.to_bits(),
+        problem.s_max.to_bits(),
+        problem.bounded_mean as u64,
+        tau.to_bits(),
+        draws.get(),
+        delta.to_bits(),
+        1,
+    ];
+    if let Some(c) = cache.chain(&key) {
+        return Ok(c.map(|v| ChainStatement {
+            epsilon: v[0],
+            delta: v[1],
+            mu_bar: v[2],
+            mu_found: v[3],
+            delta_cov: v[4],
+            epsilon_cov: v[5],
+            epsilon_mean: v[6],
+        }));
+    }
+    let c = compute(problem, tau, draws, delta, cache)?;
+    cache.put_chain(
+        key,
+        c.map(|c| [c.epsilon, c.delta, c.mu_bar, c.mu_found, c.delta_cov, c.epsilon_cov, c.epsilon_mean]),
+    );
+    Ok(c)
+}
+
+fn compute(
+    problem: &JointProblem,
+    tau: f64,
+    draws: Draws,
+    delta: f64,
+    cache: &AccountingCache,
+) -> Result<Option<ChainStatement>> {
     let (mu_bar, cert) = crate::privacy::joint::mean_shift_bound_in(problem, cache);
     let mu_found = (2.0 * cert.found.max(0.0)).sqrt();
     // √L·μ̄, rounded up (sqrt and the product are correctly rounded).

@@ -137,3 +137,21 @@ fn the_chain_reduces_to_the_covariance_profile_as_sigma_grows() {
         .collect();
     assert!(e[0] < e[1] && e[1] < e[2], "{e:?}");
 }
+
+/// The cache never changes the value: a cache that remembers nothing, a fresh one, and the
+/// same one again give bit-identical statements.
+#[test]
+fn the_cached_statement_is_the_computed_one() {
+    let s = &setups()[0];
+    let p = problem(s);
+    let v = variance_bound(&s.kernel, &s.domain, s.n, s.ridge).unwrap().value;
+    let tau = (v / (s.ridge * s.ridge)).next_up();
+    let draws = Draws::new(2).unwrap();
+    let none = crate::privacy::AccountingCache::with_capacity(0);
+    let some = crate::privacy::AccountingCache::with_capacity(8);
+    let a = chain_epsilon(&p, tau, draws, 0.05, &none).unwrap();
+    let b = chain_epsilon(&p, tau, draws, 0.05, &some).unwrap();
+    let c = chain_epsilon(&p, tau, draws, 0.05, &some).unwrap();
+    assert!(a.is_some());
+    assert_eq!((a, b), (c, c));
+}
