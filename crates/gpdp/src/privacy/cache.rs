@@ -97,8 +97,9 @@ struct Tables {
 /// A chain statement's fields (`privacy::chain`), in its field order.
 pub(crate) type ChainValue = [f64; 7];
 
-/// The chain route's key: the joint problem's constants, τ, L and δ (bits).
-pub(crate) type ChainKey = [u64; 10];
+/// The chain route's key: the joint problem's key (`joint::key_of`, kind 2),
+/// then τ, L and δ (bits).
+pub(crate) type ChainKey = [u64; 11];
 
 /// A bounded cache of the accountant's expensive intermediate results (see
 /// the module docs). Cloning gives another handle to the same tables; it is

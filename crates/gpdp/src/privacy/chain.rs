@@ -46,18 +46,8 @@ pub fn chain_epsilon(
     cache: &AccountingCache,
 ) -> Result<Option<ChainStatement>> {
     // A deterministic function of its key: the cache never changes the value.
-    let key = [
-        problem.n as u64,
-        problem.ridge.to_bits(),
-        problem.inv_scale.to_bits(),
-        problem.response_bound.to_bits(),
-        problem.s_max.to_bits(),
-        problem.bounded_mean as u64,
-        tau.to_bits(),
-        draws.get(),
-        delta.to_bits(),
-        1,
-    ];
+    let p = crate::privacy::joint::key_of(problem, crate::privacy::joint::MEAN_SHIFT, 2);
+    let key = [p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], tau.to_bits(), draws.get(), delta.to_bits()];
     if let Some(c) = cache.chain(&key) {
         return Ok(c.map(|v| ChainStatement {
             epsilon: v[0],

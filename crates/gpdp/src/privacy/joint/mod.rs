@@ -658,8 +658,9 @@ pub fn mean_shift_bound_in(p: &JointProblem, cache: &AccountingCache) -> (f64, C
     (mu.next_up().next_up(), c)
 }
 
-/// The cache key of (problem, α, kind): kind 0 certified, 1 estimate.
-fn key_of(p: &JointProblem, am1: f64, kind: u64) -> [u64; 8] {
+/// The cache key of (problem, α, kind): kind 0 certified, 1 estimate, 2
+/// the chain route's statement (`privacy::chain`).
+pub(crate) fn key_of(p: &JointProblem, am1: f64, kind: u64) -> [u64; 8] {
     [
         p.n as u64,
         p.ridge.to_bits(),
