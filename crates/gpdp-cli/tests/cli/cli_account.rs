@@ -721,7 +721,8 @@ fn exact_gaussian_statements_refuse_flags_they_would_ignore() {
 
 /// Issue 39: `--bound joint` reports the smallest of the proven routes and names it in the
 /// JSON, with every route's value (Figure 3 at δ = 0.05: the chain at L = 1, 1.843; the joint
-/// Rényi curve at L = 10, 8.924), never above `--bound tight`.
+/// Rényi curve at L = 10, 8.916; the 2-D setting of stage 2, with the two-point constraint:
+/// the chain, 2.658), never above `--bound tight`.
 #[test]
 fn bound_joint_names_the_route_that_gave_epsilon() {
     let run = |draws: &str, bound: &str| -> serde_json::Value {
@@ -744,4 +745,17 @@ fn bound_joint_names_the_route_that_gave_epsilon() {
         assert_eq!(e, smallest, "{j}");
         assert!(t.get("route").is_none(), "{t}");
     }
+    // Stage 2: n = 400 sensors on [0, 1]², exponential ℓ = 0.14, δ = 400^−1.1 ⇒ ε ≤ 2.9.
+    let o = gpdp()
+        .args(["account", "--kernel", "exponential", "--lengthscale", "0.14", "--domain", "box:0,1,0,1"])
+        .args(["--n", "400", "--ridge", "5.7063", "--scale", "0.12", "--delta", "0.0013732", "--bound", "joint"])
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e = j["epsilon"].as_f64().unwrap();
+    assert!(e <= 2.9 && j["route"]["route"] == "chain", "{j}");
+    // Not below the strongest known pair's exact ε (1.40, measured independently).
+    assert!(e > 1.40, "{j}");
 }

@@ -302,6 +302,8 @@ impl Iv {
 /// ([`Dual`]), so that one formula gives both.
 pub(crate) trait Num: Copy {
     fn cst(x: f64) -> Self;
+    /// A constant ranging over an interval (zero derivatives).
+    fn iv(x: Iv) -> Self;
     fn val(self) -> Iv;
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
@@ -322,6 +324,9 @@ pub(crate) trait Num: Copy {
 impl Num for Iv {
     fn cst(x: f64) -> Self {
         Iv::point(x)
+    }
+    fn iv(x: Iv) -> Self {
+        x
     }
     fn val(self) -> Iv {
         self
@@ -392,6 +397,9 @@ impl Dual {
 impl Num for Dual {
     fn cst(x: f64) -> Self {
         Dual { v: Iv::point(x), d: [ZERO; 3] }
+    }
+    fn iv(x: Iv) -> Self {
+        Dual { v: x, d: [ZERO; 3] }
     }
     fn val(self) -> Iv {
         self.v

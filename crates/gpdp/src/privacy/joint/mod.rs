@@ -380,21 +380,43 @@ impl JointProblem {
         if cov.hi + box_bound.max(0.0) <= enough {
             return cov.hi + box_bound.max(0.0);
         }
-        let (vb, pairs) = self.vertex_bound(&c, &p, box_bound);
-        let natural = cov.hi + vb.max(0.0);
-        // On small boxes the mean-value forms (of the corner function and of
-        // the vertex function) are the sharper enclosures: their excess is
-        // second order in the width.
+        let (polygon, pairs) = self.vertex_bound(&c, &p, box_bound);
+        if cov.hi + polygon.max(0.0) <= enough {
+            return cov.hi + polygon.max(0.0);
+        }
+        // The two-point constraint bounds the mean part independently of Π
+        // (docs/proofs/two-point-constraint.md): the smaller bound holds.
+        // (Its enclosure is abandoned once it is known not to be smaller.)
+        let two_point = self.two_point_mean_bound(&c, s, sp, rho, polygon);
+        let natural = cov.hi + polygon.min(two_point).max(0.0);
+        // On small boxes the mean-value forms (of the corner function, of
+        // the vertex function and of the two-point parts) are the sharper
+        // enclosures: their excess is second order in the width.
         let (ws, wt, wr) = (s.hi - s.lo, sp.hi - sp.lo, rho.hi - rho.lo);
         if natural > enough && ws.max(wt) <= 0.05 * self.s_max && wr <= 0.05 && (ws > 0.0 || wt > 0.0 || wr > 0.0) {
             let b = [(s.lo, s.hi), (sp.lo, sp.hi), (rho.lo, rho.hi)];
-            // The vertex function's form is usually the sharper: try it first.
             let mut best = natural;
-            if let Some(pairs) = pairs {
-                best = best.min(self.vertex_mean_value(am1, b, p.caps, &pairs, enough));
-            }
-            if best > enough {
-                best = best.min(self.monotone_bound(am1, b));
+            let keep = |best: &mut f64, other: f64| *best = best.min(other);
+            // The smaller natural bound is refined first; the polygon's
+            // vertex function's form is usually sharper than its corners'.
+            let refine_polygon = |best: &mut f64| {
+                if let Some(pairs) = &pairs {
+                    keep(best, self.vertex_mean_value(am1, b, p.caps, pairs, enough));
+                }
+                if *best > enough {
+                    keep(best, self.monotone_bound(am1, b));
+                }
+            };
+            if two_point < polygon {
+                keep(&mut best, self.two_point_mean_value(am1, b, enough));
+                if best > enough {
+                    refine_polygon(&mut best);
+                }
+            } else {
+                refine_polygon(&mut best);
+                if best > enough {
+                    keep(&mut best, self.two_point_mean_value(am1, b, enough));
+                }
             }
             best
         } else {
@@ -797,6 +819,7 @@ fn grid_maxima(p: &JointProblem, orders: &[f64]) -> Vec<f64> {
                 }
                 _ => box_bound,
             };
+            let vb = vb.min(p.two_point_mean_bound(&c, s, sp, rho, vb));
             *b = b.max(c.cov.hi + vb.max(0.0));
         }
     }
@@ -841,3 +864,6 @@ pub fn joint_rdp_estimate_in(p: &JointProblem, am1: f64, cache: &AccountingCache
 pub(crate) mod soundness;
 #[cfg(test)]
 mod tests;
+mod two_point;
+#[cfg(test)]
+mod two_point_audit;
