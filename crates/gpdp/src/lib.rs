@@ -138,6 +138,7 @@ mod resources;
 pub mod rng;
 mod sampling;
 pub mod spec;
+pub mod thompson;
 
 pub use error::{Error, Result};
 pub use mechanism::PosteriorSystem;

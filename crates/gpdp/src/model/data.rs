@@ -40,6 +40,22 @@ impl Dataset {
         Ok(Dataset { x, y })
     }
 
+    /// Appends the record (x, y) (finite, of the dataset's dimension).
+    pub fn push(&mut self, x: &[f64], y: f64) -> Result<()> {
+        if let Some(j) = x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Data {
+                row: self.len() + 1,
+                message: format!("covariate {} is {} (must be finite)", j + 1, x[j]),
+            });
+        }
+        if !y.is_finite() {
+            return Err(Error::Data { row: self.len() + 1, message: format!("response y is {y} (must be finite)") });
+        }
+        self.x.push(x)?;
+        self.y.push(y);
+        Ok(())
+    }
+
     /// Number of records n.
     pub fn len(&self) -> usize {
         self.y.len()
