@@ -196,3 +196,35 @@ fn bad_inputs_get_clear_errors() {
     let e = ThompsonSampler::new(cfg, grid(5), data(), None).unwrap_err().to_string();
     assert!(e.contains("clipping"), "{e}");
 }
+
+#[test]
+#[ignore = "timing: cargo test --release -p gpdp --lib thompson::tests::round_time -- --ignored --nocapture"]
+fn round_time_at_n_500_with_4096_candidates() {
+    // Issue 27 item 4's setting: n = 500 records in [0, 1]², 64 × 64 candidates.
+    let release = ReleaseParams::new(
+        Kernel::new(crate::KernelKind::Matern32, 0.2).unwrap(),
+        Domain::cuboid(vec![0.0, 0.0], vec![1.0, 1.0]).unwrap(),
+        2,
+        1.0,
+        0.5,
+    );
+    let cfg = ThompsonConfig {
+        mechanism: MechanismParams::new(release, 1e-3, ResponseScale::Bound(1.0)),
+        batch: 1,
+        budget_epsilon: None,
+        goal: Goal::Maximise,
+    };
+    let cand: Vec<Vec<f64>> = (0..4096).map(|i| vec![(i % 64) as f64 / 63.0, (i / 64) as f64 / 63.0]).collect();
+    let mut rng = ReleaseRng::seeded(3);
+    let rows: Vec<Vec<f64>> = (0..500).map(|_| vec![rng.uniform(), rng.uniform()]).collect();
+    let ys: Vec<f64> = rows.iter().map(|r| (3.0 * r[0]).sin() * (2.0 * r[1]).cos()).collect();
+    let data = Dataset::new(Points::from_rows(&rows).unwrap(), ys).unwrap();
+    let mut t = ThompsonSampler::new(cfg, Points::from_rows(&cand).unwrap(), data, Some(1)).unwrap();
+    for r in 0..3 {
+        let start = std::time::Instant::now();
+        let x = t.ask().unwrap().remove(0);
+        let took = start.elapsed();
+        t.tell(&x, (3.0 * x[0]).sin() * (2.0 * x[1]).cos()).unwrap();
+        eprintln!("round {}: n = {}, {:.3} s, chose {x:?}", r + 1, t.records() - 1, took.as_secs_f64());
+    }
+}
