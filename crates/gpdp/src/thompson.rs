@@ -158,24 +158,41 @@ impl ThompsonSampler {
         Ok(p)
     }
 
-    /// The composed ε at the mechanism's δ of the rounds so far plus rounds
-    /// with `more` record counts (public inputs only).
-    fn epsilon_with(&self, more: &[usize]) -> Result<f64> {
-        let mut acc = self.accountant.clone();
-        for &n in more {
-            let m = self.round_params(n)?.check()?;
-            acc.compose_release(m.accounted_release().clone(), Draws::new(self.config.batch as u64)?);
-        }
+    /// The release of a round with `n` records (its accounting only).
+    fn round_release(&self, n: usize) -> Result<crate::privacy::Release> {
+        Ok(self.round_params(n)?.check()?.accounted_release().clone())
+    }
+
+    /// The ε at the mechanism's δ of everything `acc` holds (0 if nothing).
+    fn epsilon_of(&self, acc: &RdpAccountant) -> Result<f64> {
         if acc.events().is_empty() {
             return Ok(0.0);
         }
         Ok(acc.epsilon(self.config.mechanism.delta, self.conversion())?.epsilon)
     }
 
+    /// The rounds so far and `release` composed (nothing is changed).
+    fn with_round(&self, release: crate::privacy::Release) -> Result<RdpAccountant> {
+        let mut acc = self.accountant.clone();
+        acc.compose_release(release, Draws::new(self.config.batch as u64)?);
+        Ok(acc)
+    }
+
+    #[cfg(test)]
+    /// The composed ε at the mechanism's δ of the rounds so far plus rounds
+    /// with `more` record counts (public inputs only).
+    fn epsilon_with(&self, more: &[usize]) -> Result<f64> {
+        let mut acc = self.accountant.clone();
+        for &n in more {
+            acc.compose_release(self.round_release(n)?, Draws::new(self.config.batch as u64)?);
+        }
+        self.epsilon_of(&acc)
+    }
+
     /// The composed ε of the rounds so far at the mechanism's δ (0 before
     /// the first round).
     pub fn epsilon_so_far(&self) -> Result<f64> {
-        self.epsilon_with(&[])
+        self.epsilon_of(&self.accountant)
     }
 
     /// How many more rounds the budget allows when each round adds
@@ -184,17 +201,18 @@ impl ThompsonSampler {
     /// budget, so `cap`).
     pub fn rounds_allowed(&self, records_per_round: usize, cap: usize) -> Result<usize> {
         let Some(budget) = self.config.budget_epsilon else { return Ok(cap) };
-        let mut planned = Vec::new();
+        let mut acc = self.accountant.clone();
         let mut n = self.data.len();
-        while planned.len() < cap {
-            planned.push(n);
-            if self.epsilon_with(&planned)? > budget {
-                planned.pop();
+        let mut rounds = 0;
+        while rounds < cap {
+            acc.compose_release(self.round_release(n)?, Draws::new(self.config.batch as u64)?);
+            if self.epsilon_of(&acc)? > budget {
                 break;
             }
+            rounds += 1;
             n += records_per_round;
         }
-        Ok(planned.len())
+        Ok(rounds)
     }
 
     /// One round: refuses (before any draw) when the composed guarantee
@@ -204,7 +222,9 @@ impl ThompsonSampler {
     /// candidate).
     pub fn ask(&mut self) -> Result<Vec<Vec<f64>>> {
         let n = self.data.len();
-        let epsilon = self.epsilon_with(&[n])?;
+        let mechanism = self.round_params(n)?.check()?;
+        let composed = self.with_round(mechanism.accounted_release().clone())?;
+        let epsilon = self.epsilon_of(&composed)?;
         if let Some(budget) = self.config.budget_epsilon {
             if epsilon > budget {
                 return Err(Error::Input(format!(
@@ -214,7 +234,6 @@ impl ThompsonSampler {
                 )));
             }
         }
-        let mechanism = self.round_params(n)?.check()?;
         let rng = match self.seed {
             None => ReleaseRng::from_os()?,
             Some(s) => ReleaseRng::seeded(round_seed(s, self.rounds.len() as u64)),
@@ -228,7 +247,7 @@ impl ThompsonSampler {
             let values = paths.eval(l, &self.candidates)?;
             chosen.push(self.candidates.row(self.best(&values)).to_vec());
         }
-        self.accountant.compose_release(mechanism.accounted_release().clone(), Draws::new(self.config.batch as u64)?);
+        self.accountant = composed;
         self.rounds.push(Round {
             index: self.rounds.len() + 1,
             records: n,

@@ -145,16 +145,22 @@ pub(crate) fn mutate(s: &Setup, p: &NeighbourPair, rng: &mut ChaCha8Rng) -> Neig
     q
 }
 
-/// The largest exact/bound ratio of one pair over the certified orders, after
-/// checks 1 and 2; `orders` holds (α − 1, certified bound).
-fn ratio(s: &Setup, p: &JointProblem, pair: &NeighbourPair, orders: &[(f64, f64)]) -> f64 {
-    let c = core_quantities(&s.kernel, pair, s.ridge).unwrap();
+/// The whitened pair (s, s', ρ, A, B) of a pair's core quantities (§1–2 of
+/// docs/proofs/joint-accountant.md).
+fn whitened(s: &Setup, c: &crate::audit::CoreQuantities) -> (f64, f64, f64, f64, f64) {
     let q = s.ridge * s.ridge;
     let (v, v2) = (c.v.max(0.0), c.v2.max(0.0));
     let (sa, sb) = (v / (v + q), v2 / (v2 + q));
     let rho = if v > 0.0 && v2 > 0.0 { (c.w / (v * v2).sqrt()).clamp(-1.0, 1.0) } else { 0.0 };
     let inv = 1.0 / (s.ridge * s.scale);
-    let (a, b) = (c.e * (sa * (1.0 - sa)).sqrt() * inv, c.e2 * (sb * (1.0 - sb)).sqrt() * inv);
+    (sa, sb, rho, c.e * (sa * (1.0 - sa)).sqrt() * inv, c.e2 * (sb * (1.0 - sb)).sqrt() * inv)
+}
+
+/// The largest exact/bound ratio of one pair over the certified orders, after
+/// checks 1 and 2; `orders` holds (α − 1, certified bound).
+fn ratio(s: &Setup, p: &JointProblem, pair: &NeighbourPair, orders: &[(f64, f64)]) -> f64 {
+    let c = core_quantities(&s.kernel, pair, s.ridge).unwrap();
+    let (sa, sb, rho, a, b) = whitened(s, &c);
     assert!(p.covers(sa, sb, rho, c.e, c.e2, 1e-9), "{}: pair outside the covered region: {c:?}", s.name);
     // The core means satisfy the two-point constraint with the accountant's
     // W (docs/proofs/two-point-constraint.md), t = k(x, x') − k₋(x, x').
@@ -353,12 +359,7 @@ fn exact_epsilon_brackets(pair: (f64, f64, f64, f64, f64), draws: &[u32], delta:
 /// For L = 1, 3, 10: (bracket of the pair's exact ε at δ, the joint bound's ε at δ).
 fn exact_epsilon_of(s: &Setup, pair: &NeighbourPair, delta: f64) -> Vec<(u32, (f64, f64), f64)> {
     let c = core_quantities(&s.kernel, pair, s.ridge).unwrap();
-    let q = s.ridge * s.ridge;
-    let (v, v2) = (c.v.max(0.0), c.v2.max(0.0));
-    let (sa, sb) = (v / (v + q), v2 / (v2 + q));
-    let rho = if v > 0.0 && v2 > 0.0 { (c.w / (v * v2).sqrt()).clamp(-1.0, 1.0) } else { 0.0 };
-    let inv = 1.0 / (s.ridge * s.scale);
-    let (a, b) = (c.e * (sa * (1.0 - sa)).sqrt() * inv, c.e2 * (sb * (1.0 - sb)).sqrt() * inv);
+    let (sa, sb, rho, a, b) = whitened(s, &c);
     let mut p = crate::ReleaseParams::new(s.kernel, s.domain.clone(), s.n, s.ridge, s.scale);
     p.bound = crate::BoundChoice::Joint;
     let rel = p.check().unwrap();
@@ -570,13 +571,7 @@ fn the_strongest_two_d_pair_found_is_below_the_reported_epsilon() {
         NeighbourPair { x: best.1.x2.clone(), y: best.1.y2, x2: best.1.x.clone(), y2: best.1.y, ..best.1.clone() },
     ] {
         let c = core_quantities(&s.kernel, &order, s.ridge).unwrap();
-        let q = s.ridge * s.ridge;
-        let (v, v2) = (c.v.max(0.0), c.v2.max(0.0));
-        let (sa, sb) = (v / (v + q), v2 / (v2 + q));
-        let rho = if v > 0.0 && v2 > 0.0 { (c.w / (v * v2).sqrt()).clamp(-1.0, 1.0) } else { 0.0 };
-        let inv = 1.0 / (s.ridge * s.scale);
-        let (a, b) = (c.e * (sa * (1.0 - sa)).sqrt() * inv, c.e2 * (sb * (1.0 - sb)).sqrt() * inv);
-        let (lo, hi) = exact_epsilon_brackets((sa, sb, rho, a, b), &[1], delta)[0];
+        let (lo, hi) = exact_epsilon_brackets(whitened(&s, &c), &[1], delta)[0];
         if hi > worst.1 {
             worst = (lo, hi);
         }

@@ -116,9 +116,8 @@ pub(super) type Ws = [[[f64; 2]; 2]; PIECES];
 
 impl JointProblem {
     /// The W of each τ piece, at the centre of the box (s, s', ρ).
-    pub(super) fn two_point_ws(&self, s: Iv, sp: Iv, rho: Iv) -> Ws {
-        let (v, vp, c, h) = core(self, s, sp, rho);
-        let (vm, vpm, cm, hm) = (mid(v), mid(vp), mid(c), mid(h));
+    fn two_point_ws(sh: &Shared<Iv>) -> Ws {
+        let (vm, vpm, cm, hm) = (mid(sh.v), mid(sh.vp), mid(sh.c), mid(sh.h));
         std::array::from_fn(|k| near_optimal_w(vm, vpm, cm, hm * mid(piece(k))))
     }
 
@@ -165,11 +164,10 @@ impl JointProblem {
 
     /// The pieces' natural enclosures on a box, stopping (with +∞) as soon as
     /// one exceeds `useless` (the two-point bound cannot then beat it).
-    fn two_point_pieces(&self, c: &Coeffs<Iv>, s: Iv, sp: Iv, rho: Iv, ws: &Ws, useless: f64) -> Option<Vec<[Iv; 2]>> {
-        let sh = self.two_point_shared(c, s, sp, rho);
+    fn two_point_pieces(&self, sh: &Shared<Iv>, ws: &Ws, useless: f64) -> Option<Vec<[Iv; 2]>> {
         let mut out = Vec::with_capacity(PIECES);
         for (k, &w) in ws.iter().enumerate() {
-            let p = self.two_point_piece(&sh, k, w);
+            let p = self.two_point_piece(sh, k, w);
             if !(p[0].hi.max(p[1].hi) < useless) {
                 return None;
             }
@@ -182,8 +180,9 @@ impl JointProblem {
     /// the two-point constraint: the largest part's natural enclosure, or
     /// +∞ once it is known to be ≥ `useless` (or not finite).
     pub(super) fn two_point_mean_bound(&self, c: &Coeffs<Iv>, s: Iv, sp: Iv, rho: Iv, useless: f64) -> f64 {
-        let ws = self.two_point_ws(s, sp, rho);
-        match self.two_point_pieces(c, s, sp, rho, &ws, useless) {
+        let sh = self.two_point_shared(c, s, sp, rho);
+        let ws = Self::two_point_ws(&sh);
+        match self.two_point_pieces(&sh, &ws, useless) {
             Some(p) => p.iter().flatten().map(|x| x.hi).fold(f64::NEG_INFINITY, f64::max),
             None => f64::INFINITY,
         }
@@ -196,9 +195,10 @@ impl JointProblem {
     /// above `enough` the rest keep their natural bounds.
     pub(super) fn two_point_mean_value(&self, am1: f64, b: [(f64, f64); 3], enough: f64) -> f64 {
         let bx = b.map(iv);
-        let ws = self.two_point_ws(bx[0], bx[1], bx[2]);
         let c = self.coeffs(am1, bx[0], bx[1], bx[2]);
-        let Some(pieces) = self.two_point_pieces(&c, bx[0], bx[1], bx[2], &ws, f64::INFINITY) else {
+        let sh = self.two_point_shared(&c, bx[0], bx[1], bx[2]);
+        let ws = Self::two_point_ws(&sh);
+        let Some(pieces) = self.two_point_pieces(&sh, &ws, f64::INFINITY) else {
             return f64::INFINITY;
         };
         let parts: Vec<f64> = pieces.iter().flatten().map(|x| c.cov.add(*x).hi).collect();
