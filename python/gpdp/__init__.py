@@ -21,6 +21,9 @@ Main entry points
 ``Ledger(path)``         the privacy-budget ledger file shared with the CLI
 ``nonprivate.posterior`` the posterior mean and variance (NOT private)
 ``Box(lo, hi)``          a box domain from its corners
+``ThompsonSampler(X, y, candidates, ...)`` a private Thompson-sampling loop:
+                         ``.ask()`` → the chosen points, ``.tell(x, y)``,
+                         ``.epsilon`` the composed guarantee so far
 
 Domains are strings (``"interval:0,1"``, ``"box:0,1,0,1"``), a pair
 ``(lo, hi)`` (an interval), one ``(lo, hi)`` pair per axis
@@ -65,6 +68,7 @@ from ._native import (
     PrivacyReport,
     Release,
     SamplePath,
+    ThompsonSampler,
     TooLargeError,
     UnsupportedError,
     VacuousError,
@@ -89,6 +93,7 @@ __all__ = [
     "Mechanism",
     "Release",
     "SamplePath",
+    "ThompsonSampler",
     "PrivacyReport",
     "Calibration",
     "Ledger",

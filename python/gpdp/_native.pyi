@@ -195,6 +195,43 @@ class SamplePath:
 def spec_keys() -> List[str]:
     """The keys of the release spec (docs/spec.md): the keywords ``Mechanism`` takes besides ``n``."""
 
+class ThompsonSampler:
+    def __init__(
+        self,
+        X: ArrayLike,
+        y: ArrayLike,
+        candidates: ArrayLike,
+        *,
+        batch: int = 1,
+        target_epsilon: Optional[float] = None,
+        rounds: Optional[int] = None,
+        budget_epsilon: Optional[float] = None,
+        minimise: bool = False,
+        seed: Optional[int] = None,
+        **spec: Any,
+    ) -> None:
+        """A private Thompson-sampling loop over the public ``candidates``, from the
+        private records (X, y); ``spec`` are ``Mechanism``'s release keywords. With
+        ``target_epsilon`` and ``rounds`` the ridge is calibrated for the whole loop.
+        ``seed`` makes it reproducible and NOT private."""
+    def ask(self) -> npt.NDArray[np.float64]:
+        """One round: the chosen points, shape (batch, d); refused before any draw
+        when the composed guarantee would exceed the budget."""
+    def tell(self, x: ArrayLike, y: Union[float, ArrayLike]) -> None: ...
+    def rounds_allowed(self, records_per_round: Optional[int] = None, cap: int = 10000) -> int: ...
+    @property
+    def epsilon(self) -> float: ...
+    @property
+    def delta(self) -> float: ...
+    @property
+    def ridge(self) -> float: ...
+    @property
+    def records(self) -> int: ...
+    @property
+    def private(self) -> bool: ...
+    @property
+    def rounds(self) -> List[Dict[str, Any]]: ...
+
 class Mechanism:
     def __init__(
         self,

@@ -16,6 +16,7 @@ mod ledger;
 mod mechanism;
 mod params;
 mod plan;
+mod thompson;
 
 /// The Rust core of the `gpdp` Python package (import `gpdp`, not this module).
 #[pymodule]
@@ -36,5 +37,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ledger::PyLedger>()?;
     m.add_class::<plan::PyPlan>()?;
     m.add_class::<geometry::PyBox>()?;
+    m.add_class::<thompson::PyThompsonSampler>()?;
     Ok(())
 }

@@ -16,7 +16,7 @@ use crate::params::parse;
 /// The generator of a release: OS-seeded ChaCha20 (private), or seeded
 /// from `seed` (reproducible and **not private**; the report says so, and a
 /// `UserWarning` is issued, as the CLI warns on stderr).
-fn rng(py: Python<'_>, seed: Option<u64>) -> PyResult<ReleaseRng> {
+pub(crate) fn rng(py: Python<'_>, seed: Option<u64>) -> PyResult<ReleaseRng> {
     match seed {
         Some(s) => {
             let msg = format!(
@@ -75,7 +75,7 @@ pub fn spec_keys() -> Vec<String> {
 /// `domain` may also be a tuple or a `gpdp.Box` ([`domain_arg`]) and
 /// `covariate_lattice` an int or a tuple of counts ([`counts_arg`]); both
 /// become the library's strings. `units` is checked as the CLI checks it.
-fn release_spec(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ReleaseSpec> {
+pub(crate) fn release_spec(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ReleaseSpec> {
     let mut map = serde_json::Map::new();
     if let Some(kw) = kwargs {
         for (k, v) in kw.iter() {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use commands::{
-    account, calibrate, demo, excursion, figure, hexbin, ledger, merge, mia, plan, posterior, release, serve,
+    account, calibrate, demo, excursion, figure, hexbin, ledger, merge, mia, plan, posterior, release, serve, thompson,
 };
 
 /// gpdp: release Gaussian-process posterior sample paths with differential
@@ -68,6 +68,10 @@ enum Command {
     /// Combine the shards of a sharded study (`--shard I/N`, e.g. the tasks
     /// of a Slurm array) into the unsharded run's outputs, byte for byte.
     Merge(merge::MergeArgs),
+    /// Private Thompson sampling: choose the next points to try from private
+    /// records, round after round, with the composed guarantee of the loop;
+    /// `gpdp thompson study` is the regret study.
+    Thompson(Box<thompson::ThompsonArgs>),
 }
 
 /// The (sub)command the arguments name, as typed: `gpdp release` for
@@ -134,6 +138,7 @@ fn main() -> ExitCode {
         Command::Plan(a) => plan::run(*a),
         Command::Serve(a) => serve::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Thompson(a) => thompson::run(*a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

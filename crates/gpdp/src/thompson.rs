@@ -30,6 +30,7 @@ use crate::model::draws::Draws;
 use crate::model::points::Points;
 use crate::privacy::{Conversion, RdpAccountant};
 use crate::rng::ReleaseRng;
+use candidates::CandidatePosterior;
 
 /// Whether the loop looks for large or small values of the objective.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,6 +57,151 @@ pub struct ThompsonConfig {
     pub goal: Goal,
 }
 
+impl ThompsonConfig {
+    /// The loop of a release spec (its model keys, δ, accounting, response
+    /// range and units; `draws`, `target_epsilon` and the sampler keys do not
+    /// apply to a loop and must be left at their defaults), starting with
+    /// `initial_records` records and proposing `batch` points per round.
+    ///
+    /// `target = Some((ε, T))` calibrates the ridge so that T rounds, each
+    /// telling all `batch` proposals, have ε ≤ the target
+    /// ([`Self::calibrate_ridge`]); the spec must then leave `ridge` out.
+    /// The budget is `budget`, else the target's ε, else none. The one
+    /// translation of a loop's settings, shared by the CLI and Python.
+    pub fn from_spec(
+        spec: &crate::spec::ReleaseSpec,
+        initial_records: usize,
+        batch: usize,
+        goal: Goal,
+        target: Option<(f64, usize)>,
+        budget: Option<f64>,
+    ) -> Result<Self> {
+        let refuse =
+            |key: &str, why: &str| Err(Error::Input(format!("`{key}` does not apply to a Thompson loop: {why}")));
+        if spec.target_epsilon.is_some() {
+            return refuse(
+                "target_epsilon",
+                "give the loop's target ε with its number of rounds instead (it calibrates the ridge for the whole loop)",
+            );
+        }
+        if spec.draws.get() != 1 {
+            return refuse("draws", "each round releases `batch` paths");
+        }
+        if spec.covariate_lattice.is_some() || spec.snap.is_some() {
+            return refuse("covariate_lattice/snap", "the loop samples on its candidate set");
+        }
+        let mut spec = spec.clone();
+        if target.is_some() {
+            if spec.ridge.is_some() {
+                return refuse(
+                    "ridge",
+                    "with a target ε the ridge is calibrated for the whole loop — give one or the other",
+                );
+            }
+            spec.ridge = Some(1.0);
+        }
+        let mut cfg = ThompsonConfig {
+            mechanism: spec.params(initial_records.max(1))?,
+            batch,
+            budget_epsilon: budget.or(target.map(|(e, _)| e)),
+            goal,
+        };
+        if let Some((epsilon, rounds)) = target {
+            cfg.mechanism.release.ridge = cfg.calibrate_ridge(epsilon, initial_records, rounds, batch)?;
+        }
+        Ok(cfg)
+    }
+
+    /// The conversion of the loop's RDP to (ε, δ) (the mechanism's; PLD is
+    /// not proven for adaptive rounds with a mean term, so a PLD mechanism
+    /// composes its rounds' Rényi curves with the improved conversion).
+    pub fn conversion(&self) -> Conversion {
+        match self.mechanism.conversion {
+            crate::privacy::Accounting::Rdp(c) => c,
+            crate::privacy::Accounting::Pld => Conversion::Improved,
+        }
+    }
+
+    /// The mechanism of a round with `n` records.
+    pub fn round_params(&self, n: usize) -> Result<MechanismParams> {
+        let mut p = self.mechanism.clone();
+        p.release.n = n;
+        p.draws = Draws::new(self.batch as u64)?;
+        p.conversion = crate::privacy::Accounting::Rdp(self.conversion());
+        p.max_epsilon = None;
+        Ok(p)
+    }
+
+    /// The release of a round with `n` records (its accounting only).
+    fn round_release(&self, n: usize) -> Result<crate::privacy::Release> {
+        Ok(self.round_params(n)?.check()?.accounted_release().clone())
+    }
+
+    /// The composed ε, at the mechanism's δ, of `rounds` rounds that start
+    /// with `initial_records` records and add `records_per_round` each
+    /// (round i has n₀ + (i − 1)·k records) — from public inputs only, e.g.
+    /// to calibrate the ridge of a whole loop to a target ε before it starts.
+    /// 0 for no rounds.
+    pub fn epsilon_after(&self, initial_records: usize, rounds: usize, records_per_round: usize) -> Result<f64> {
+        let mut acc = RdpAccountant::new();
+        for i in 0..rounds {
+            acc.compose_release(
+                self.round_release(initial_records + i * records_per_round)?,
+                Draws::new(self.batch as u64)?,
+            );
+        }
+        if acc.events().is_empty() {
+            return Ok(0.0);
+        }
+        Ok(acc.epsilon(self.mechanism.delta, self.conversion())?.epsilon)
+    }
+
+    /// The smallest ridge r (to a relative 10⁻⁴, rounded up) at which the
+    /// planned loop of [`Self::epsilon_after`] has ε ≤ `target` — from
+    /// public inputs only; the mechanism's own ridge is ignored. ε decreases
+    /// as r grows (every round's Rényi curve does), so a bracket by doubling
+    /// and a bisection find it. Refused when no r ≤ 10⁶ meets the target
+    /// (e.g. σ too large for it, or too many rounds).
+    pub fn calibrate_ridge(
+        &self,
+        target: f64,
+        initial_records: usize,
+        rounds: usize,
+        records_per_round: usize,
+    ) -> Result<f64> {
+        crate::error::positive("target ε", target)?;
+        let eps = |r: f64| -> Result<f64> {
+            let mut c = self.clone();
+            c.mechanism.release.ridge = r;
+            c.epsilon_after(initial_records, rounds, records_per_round)
+        };
+        let (mut lo, mut hi) = (0.0f64, 1.0f64);
+        while eps(hi)? > target {
+            lo = hi;
+            hi *= 2.0;
+            if hi > 1e6 {
+                return Err(Error::Input(format!(
+                    "no ridge r ≤ 10⁶ brings {rounds} round(s) of {} path(s) to ε ≤ {target} at δ = {}: allow fewer rounds, a smaller scale σ or a larger target",
+                    self.batch, self.mechanism.delta
+                )));
+            }
+        }
+        if lo == 0.0 {
+            // ε(1) ≤ target: bracket downwards.
+            lo = 0.5;
+            while lo > 1e-6 && eps(lo)? <= target {
+                hi = lo;
+                lo /= 2.0;
+            }
+        }
+        while (hi - lo) > 1e-4 * hi {
+            let mid = 0.5 * (lo + hi);
+            if eps(mid)? <= target { hi = mid } else { lo = mid }
+        }
+        Ok(hi)
+    }
+}
+
 /// One completed round (public: what was released and its guarantee).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Round {
@@ -74,11 +220,15 @@ pub struct Round {
 pub struct ThompsonSampler {
     config: ThompsonConfig,
     candidates: Points,
-    data: Dataset,
+    /// The records so far, as the sampler holds them (internal units).
+    posterior: CandidatePosterior,
     accountant: RdpAccountant,
     rounds: Vec<Round>,
     /// Some(seed): a reproducible, **non-private** loop.
     seed: Option<u64>,
+    /// The paths of the last round (tests only).
+    #[cfg(test)]
+    last_paths: Option<faer::Mat<f64>>,
 }
 
 impl ThompsonSampler {
@@ -122,7 +272,49 @@ impl ThompsonSampler {
                 "a Thompson loop needs the clipping data policy: rejecting out-of-range observations would make rounds fail depending on private values".into(),
             ));
         }
-        Ok(ThompsonSampler { config, candidates, data, accountant: RdpAccountant::new(), rounds: Vec::new(), seed })
+        if config.mechanism.covariate_lattice.is_some() {
+            return Err(Error::Unsupported(
+                "a Thompson loop samples on its candidate set: a declared or snapped covariate lattice is not used there — leave it out".into(),
+            ));
+        }
+        if config.mechanism.public_covariates.is_some() {
+            return Err(Error::Unsupported(
+                "a Thompson loop's records grow round by round: its guarantee is computed for any covariates, so fixed public covariates cannot be declared".into(),
+            ));
+        }
+        data.check_domain(domain)?;
+        data.y().iter().enumerate().try_for_each(|(i, v)| {
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err(Error::Data { row: i + 1, message: format!("the response {v} is not a finite number") })
+            }
+        })?;
+        // The checks above are of public facts (dimensions, the candidates,
+        // the parameters) or refuse malformed records; none depends on a
+        // record's value within its range.
+        if !data.is_empty() {
+            config.round_params(data.len())?.check()?;
+        }
+        let y: Vec<f64> = data.y().iter().map(|&v| internal_response(&config.mechanism, v)).collect();
+        let r = &config.mechanism.release;
+        let posterior =
+            CandidatePosterior::new(r.kernel, candidates.clone(), r.ridge, r.scale, r.gp_noise, data.x(), &y)?;
+        Ok(ThompsonSampler {
+            config,
+            candidates,
+            posterior,
+            accountant: RdpAccountant::new(),
+            rounds: Vec::new(),
+            seed,
+            #[cfg(test)]
+            last_paths: None,
+        })
+    }
+
+    /// The loop's public settings (with the calibrated ridge, if any).
+    pub fn config(&self) -> &ThompsonConfig {
+        &self.config
     }
 
     /// The rounds completed so far.
@@ -137,30 +329,7 @@ impl ThompsonSampler {
 
     /// Records held now (the next round's n).
     pub fn records(&self) -> usize {
-        self.data.len()
-    }
-
-    /// The conversion of the loop's RDP to (ε, δ).
-    fn conversion(&self) -> Conversion {
-        match self.config.mechanism.conversion {
-            crate::privacy::Accounting::Rdp(c) => c,
-            crate::privacy::Accounting::Pld => Conversion::Improved,
-        }
-    }
-
-    /// The mechanism of a round with `n` records.
-    fn round_params(&self, n: usize) -> Result<MechanismParams> {
-        let mut p = self.config.mechanism.clone();
-        p.release.n = n;
-        p.draws = Draws::new(self.config.batch as u64)?;
-        p.conversion = crate::privacy::Accounting::Rdp(self.conversion());
-        p.max_epsilon = None;
-        Ok(p)
-    }
-
-    /// The release of a round with `n` records (its accounting only).
-    fn round_release(&self, n: usize) -> Result<crate::privacy::Release> {
-        Ok(self.round_params(n)?.check()?.accounted_release().clone())
+        self.posterior.n()
     }
 
     /// The ε at the mechanism's δ of everything `acc` holds (0 if nothing).
@@ -168,7 +337,7 @@ impl ThompsonSampler {
         if acc.events().is_empty() {
             return Ok(0.0);
         }
-        Ok(acc.epsilon(self.config.mechanism.delta, self.conversion())?.epsilon)
+        Ok(acc.epsilon(self.config.mechanism.delta, self.config.conversion())?.epsilon)
     }
 
     /// The rounds so far and `release` composed (nothing is changed).
@@ -184,7 +353,7 @@ impl ThompsonSampler {
     fn epsilon_with(&self, more: &[usize]) -> Result<f64> {
         let mut acc = self.accountant.clone();
         for &n in more {
-            acc.compose_release(self.round_release(n)?, Draws::new(self.config.batch as u64)?);
+            acc.compose_release(self.config.round_release(n)?, Draws::new(self.config.batch as u64)?);
         }
         self.epsilon_of(&acc)
     }
@@ -202,10 +371,10 @@ impl ThompsonSampler {
     pub fn rounds_allowed(&self, records_per_round: usize, cap: usize) -> Result<usize> {
         let Some(budget) = self.config.budget_epsilon else { return Ok(cap) };
         let mut acc = self.accountant.clone();
-        let mut n = self.data.len();
+        let mut n = self.records();
         let mut rounds = 0;
         while rounds < cap {
-            acc.compose_release(self.round_release(n)?, Draws::new(self.config.batch as u64)?);
+            acc.compose_release(self.config.round_release(n)?, Draws::new(self.config.batch as u64)?);
             if self.epsilon_of(&acc)? > budget {
                 break;
             }
@@ -221,8 +390,8 @@ impl ThompsonSampler {
     /// points (each path's maximiser or minimiser; ties go to the first
     /// candidate).
     pub fn ask(&mut self) -> Result<Vec<Vec<f64>>> {
-        let n = self.data.len();
-        let mechanism = self.round_params(n)?.check()?;
+        let n = self.records();
+        let mechanism = self.config.round_params(n)?.check()?;
         let composed = self.with_round(mechanism.accounted_release().clone())?;
         let epsilon = self.epsilon_of(&composed)?;
         if let Some(budget) = self.config.budget_epsilon {
@@ -234,18 +403,21 @@ impl ThompsonSampler {
                 )));
             }
         }
-        let rng = match self.seed {
+        let mut rng = match self.seed {
             None => ReleaseRng::from_os()?,
             Some(s) => ReleaseRng::seeded(round_seed(s, self.rounds.len() as u64)),
         };
-        // Solved per record: the round's time and memory depend on n_i, the
-        // dimension and the candidates only, never on repeated covariates.
-        let mut paths =
-            mechanism.sample_paths_with(&self.data, self.candidates.len(), rng, crate::PosteriorSystem::PerRecord)?;
+        // Exact draws on the candidates from the per-record factors (time and
+        // memory depend on n_i, m and q only, never on the values).
+        let paths = self.posterior.draw(self.config.batch, &mut rng);
         let mut chosen = Vec::with_capacity(self.config.batch);
         for l in 0..self.config.batch {
-            let values = paths.eval(l, &self.candidates)?;
+            let values: Vec<f64> = (0..self.candidates.len()).map(|i| paths[(i, l)]).collect();
             chosen.push(self.candidates.row(self.best(&values)).to_vec());
+        }
+        #[cfg(test)]
+        {
+            self.last_paths = Some(paths);
         }
         self.accountant = composed;
         self.rounds.push(Round {
@@ -289,8 +461,21 @@ impl ThompsonSampler {
         if !y.is_finite() {
             return Err(Error::Input(format!("the observation at {x:?} has a non-finite value {y}")));
         }
-        self.data.push(x, y)
+        let v = internal_response(&self.config.mechanism, y);
+        self.posterior.push(&Points::new(x.to_vec(), x.len())?, &[v])
     }
+}
+
+/// A response in the mechanism's internal units: centred on the response
+/// range's middle (if any) and clipped to ±M_Y (the clipping policy, the only
+/// one a loop accepts). A public per-record map.
+fn internal_response(p: &MechanismParams, y: f64) -> f64 {
+    let v = match &p.response_range {
+        Some(range) => range.to_internal(y),
+        None => y,
+    };
+    let m = p.release.response_bound;
+    v.clamp(-m, m)
 }
 
 /// The seed of round `round` of a seeded loop (SplitMix64 of seed + round).
@@ -301,5 +486,6 @@ fn round_seed(seed: u64, round: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+mod candidates;
 #[cfg(test)]
 mod tests;

@@ -16,3 +16,5 @@ pub mod posterior;
 pub mod realdata;
 pub mod release;
 pub mod serve;
+pub mod thompson;
+pub mod thompson_study;
