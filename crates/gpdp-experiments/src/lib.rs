@@ -1,5 +1,6 @@
 //! The paper's experiments as library code: membership inference (§4,
-//! App. C) and excursion-set utility studies (§5, App. D). The `gpdp` CLI
+//! App. C), excursion-set utility studies (§5, App. D) and the regret study
+//! of private Thompson sampling ([`thompson`]). The `gpdp` CLI
 //! calls these; they print nothing and write no files.
 
 #![warn(missing_docs)]
@@ -13,5 +14,6 @@ pub mod plume;
 pub mod realdata;
 pub mod shard;
 pub mod study;
+pub mod thompson;
 
 pub use error::{Error, Result};

@@ -1,5 +1,6 @@
 //! The sharded studies as data: one typed, serialisable configuration per
-//! study ([`Excursion1dStudy`], [`Excursion2dStudy`], [`MiaSweepStudy`]),
+//! study ([`Excursion1dStudy`], [`Excursion2dStudy`], [`MiaSweepStudy`],
+//! [`ThompsonStudy`]),
 //! the [`Study`] a shard file records, and [`merge_files`], which merges the
 //! shard files of one run into the study's typed results ([`MergedStudy`]).
 //!
@@ -25,6 +26,8 @@ use crate::excursion::study1d::{Study1dConfig, Study1dOutcome, Study1dResult, pa
 use crate::excursion::study2d::{Study2dConfig, Study2dResult};
 use crate::mia::{Design, MiaConfig, SweepRow, SweepSpec, sweep_configs};
 use crate::shard::{self, ShardFile};
+pub use crate::thompson::ThompsonStudy;
+use crate::thompson::UnitResult;
 
 /// (De)serialises a value by its name (`Display` / `FromStr`), for the gpdp
 /// enums that are not `Deserialize` themselves (the conversion, the bound).
@@ -328,6 +331,8 @@ pub enum Study {
     Excursion2d(Excursion2dStudy),
     /// `mia sweep`.
     MiaSweep(MiaSweepStudy),
+    /// `thompson study`.
+    Thompson(ThompsonStudy),
 }
 
 impl Study {
@@ -337,6 +342,7 @@ impl Study {
             Study::Excursion1d(_) => "excursion 1d",
             Study::Excursion2d(_) => "excursion 2d",
             Study::MiaSweep(_) => "mia sweep",
+            Study::Thompson(_) => "thompson study",
         }
     }
 }
@@ -370,6 +376,14 @@ pub enum MergedStudy {
         study: MiaSweepStudy,
         /// The rows.
         rows: Vec<SweepRow>,
+    },
+    /// `thompson study`: one result per (function, method, seed), in unit
+    /// order.
+    Thompson {
+        /// The configuration.
+        study: ThompsonStudy,
+        /// The results.
+        results: Vec<UnitResult>,
     },
 }
 
@@ -443,6 +457,16 @@ pub fn merge_files(files: &[(String, Vec<u8>)]) -> Result<MergedStudy> {
             }
             let Study::MiaSweep(study) = study else { unreachable!("checked above") };
             Ok(MergedStudy::MiaSweep { study, rows })
+        }
+        Study::Thompson(_) => {
+            let (study, results) = merge_typed::<UnitResult>(files)?;
+            let Study::Thompson(st) = &study else { unreachable!("checked above") };
+            let units = st.units().len();
+            if units != results.len() {
+                return Err(unit_mismatch(&study, units, results.len()));
+            }
+            let Study::Thompson(study) = study else { unreachable!("checked above") };
+            Ok(MergedStudy::Thompson { study, results })
         }
     }
 }
@@ -530,6 +554,40 @@ mod tests {
         }
     }
 
+    fn thompson() -> ThompsonStudy {
+        use crate::thompson::TestFunction;
+        let mut st = ThompsonStudy::new(vec![TestFunction::Forrester, TestFunction::Hartmann3]);
+        st.rounds = vec![3, 2];
+        st.seeds = 2;
+        st.epsilons = vec![2.0];
+        st.grid_1d = 16;
+        st.candidates = 16;
+        st
+    }
+
+    #[test]
+    fn merged_thompson_study_equals_the_unsharded_study() {
+        use crate::thompson::run_shard;
+        let study = thompson();
+        let whole: Vec<UnitResult> =
+            run_shard(&study, Shard::ALL, &|_, _, _| ()).unwrap().into_iter().map(|r| r.1).collect();
+        let units = study.units().len();
+        let mut files: Vec<(String, Vec<u8>)> = (0..3)
+            .map(|i| {
+                let sh = Shard { index: i, count: 3 };
+                let res = run_shard(&study, sh, &|_, _, _| ()).unwrap();
+                let file = ShardFile::new(Study::Thompson(study.clone()), sh, units, res);
+                (format!("shard-{i}/shard.cbor"), to_bytes(&file).unwrap())
+            })
+            .collect();
+        files.reverse();
+        let MergedStudy::Thompson { study: merged, results } = merge_files(&files).unwrap() else {
+            panic!("a thompson study")
+        };
+        assert_eq!(merged, study);
+        assert_eq!(cbor(&results), cbor(&whole));
+    }
+
     fn cbor<T: Serialize>(v: &T) -> Vec<u8> {
         let mut out = Vec::new();
         ciborium::into_writer(v, &mut out).unwrap();
@@ -538,9 +596,12 @@ mod tests {
 
     #[test]
     fn every_study_config_round_trips_through_serde() {
-        for study in
-            [Study::Excursion1d(excursion1d()), Study::Excursion2d(excursion2d()), Study::MiaSweep(mia_sweep())]
-        {
+        for study in [
+            Study::Excursion1d(excursion1d()),
+            Study::Excursion2d(excursion2d()),
+            Study::MiaSweep(mia_sweep()),
+            Study::Thompson(thompson()),
+        ] {
             let bytes = cbor(&study);
             let back: Study = ciborium::from_reader(&bytes[..]).unwrap();
             assert_eq!(back, study, "{}", study.name());

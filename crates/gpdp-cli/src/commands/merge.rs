@@ -55,5 +55,8 @@ pub fn run(a: MergeArgs) -> Result<()> {
         MergedStudy::Excursion2d { study, results } => {
             super::excursion2d::write_merged(&study, &results, &a.out, a.force)
         }
+        MergedStudy::Thompson { study, results } => {
+            super::thompson_study::write_merged(&study, &results, &a.out, a.force)
+        }
     }
 }

@@ -18,6 +18,7 @@ mod cli_reliability;
 mod cli_serve;
 mod cli_shard;
 mod cli_thompson;
+mod cli_thompson_study;
 mod common;
 /// The server tests' release spec and spec examples, shared by path.
 #[path = "../../../gpdp-server/tests/server/fixture.rs"]

@@ -77,10 +77,21 @@ fn blocks(readme: &str) -> Vec<Block> {
 }
 
 fn copy_examples(to: &Path) {
-    for e in std::fs::read_dir(root().join("examples")).unwrap() {
+    copy_dir(&root().join("examples"), to);
+}
+
+/// Copies the files of `from` into `to`, subfolders included (e.g.
+/// examples/thompson/).
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
+        let kind = e.file_type().unwrap();
+        if kind.is_file() {
             std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        } else if kind.is_dir() {
+            let sub = to.join(e.file_name());
+            std::fs::create_dir_all(&sub).unwrap();
+            copy_dir(&e.path(), &sub);
         }
     }
 }

@@ -27,6 +27,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use gpdp::postprocess::{Grid2, boundary_lines};
 
 mod axes;
+pub mod bands;
 mod heat;
 mod hist;
 mod layout;
