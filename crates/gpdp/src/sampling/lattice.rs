@@ -23,8 +23,10 @@
 //! # The embedding is built from public inputs only
 //!
 //! [`LatticePlan::new`] depends on the kernel and the lattice alone. It takes
-//! the smallest FFT-friendly torus holding the lattice and enlarges it (up to
-//! [`MAX_ENLARGEMENTS`] doublings) until no eigenvalue is negative beyond the
+//! the smallest FFT-friendly torus holding the lattice, then the next
+//! 2,3,5-smooth sizes per axis (up to [`SMOOTH_STEPS`] tori in all, each below
+//! twice the first), then doublings of the first (up to
+//! [`MAX_ENLARGEMENTS`]), until no eigenvalue is negative beyond the
 //! floating-point error of the FFT, ε_FFT = 8·u·(log₂M + 1)·Σ|c_k| (u the unit
 //! roundoff, c the first row of the circulant, M its size). If that never
 //! happens, the plan is refused and the caller uses another exact sampler —
@@ -72,6 +74,36 @@ fn mutated() -> bool {
 /// How many times the torus is doubled, at most, to make the embedding
 /// positive semidefinite.
 pub const MAX_ENLARGEMENTS: usize = 4;
+
+/// Tori tried per doubling of the torus: sizes grow by 2^(1/STEPS_PER_OCTAVE)
+/// per step, so that an embedding positive semidefinite at, say, 1.2 times
+/// the smallest torus is found there instead of at twice it.
+pub const STEPS_PER_OCTAVE: usize = 4;
+
+/// The tori tried, in order: the smallest 2,3,5-smooth size ≥ 2(n_j − 1) per
+/// axis (b_j), then b_j·2^(k/s) rounded up to a 2,3,5-smooth size, k = 1, 2, …
+/// (s = `steps_per_octave`; the doublings k = s, 2s, … are smooth(2·previous
+/// doubling), the sizes tried before this search existed), up to
+/// `enlargements` doublings, without repeats. A function of the lattice's
+/// size only.
+fn torus_sequence(size: &[usize], steps_per_octave: usize, enlargements: usize) -> Vec<Vec<usize>> {
+    let base: Vec<usize> = size.iter().map(|&n| smooth_size(2 * (n - 1))).collect();
+    let mut out = vec![base.clone()];
+    let mut octave = base;
+    for _ in 0..enlargements {
+        let doubled: Vec<usize> = octave.iter().map(|&m| smooth_size(2 * m)).collect();
+        for k in 1..steps_per_octave {
+            let f = 2f64.powf(k as f64 / steps_per_octave as f64);
+            let t: Vec<usize> = octave.iter().map(|&m| smooth_size((m as f64 * f).ceil() as usize)).collect();
+            if t != *out.last().expect("non-empty") && t.iter().zip(&doubled).all(|(a, b)| a < b) {
+                out.push(t);
+            }
+        }
+        out.push(doubled.clone());
+        octave = doubled;
+    }
+    out
+}
 
 /// Largest torus, in complex entries (2²⁷ ≈ 1.3·10⁸, 2 GiB).
 pub const MAX_TORUS_ENTRIES: usize = 1 << 27;
@@ -276,19 +308,20 @@ impl LatticePlan {
     /// embeddings that stay indefinite; [`Error::TooLarge`] beyond
     /// `MAX_TORUS_ENTRIES`.
     pub fn new(kernel: &Kernel, lattice: Lattice) -> Result<Self> {
-        Self::build(kernel, lattice, MAX_ENLARGEMENTS)
+        Self::build(kernel, lattice, STEPS_PER_OCTAVE, MAX_ENLARGEMENTS)
     }
 
-    fn build(kernel: &Kernel, lattice: Lattice, enlargements: usize) -> Result<Self> {
+    fn build(kernel: &Kernel, lattice: Lattice, steps_per_octave: usize, enlargements: usize) -> Result<Self> {
         if !kernel.kind().has_lengthscale() {
             return Err(Error::Unsupported(format!(
                 "circulant embedding needs a stationary kernel with a lengthscale, not {}",
                 kernel.kind()
             )));
         }
-        let mut torus: Vec<usize> = lattice.size.iter().map(|&n| smooth_size(2 * (n - 1))).collect();
         let spacing: Vec<f64> = (0..lattice.dim()).map(|j| lattice.spacing(j)).collect();
-        for _attempt in 0..=enlargements {
+        let tori = torus_sequence(&lattice.size, steps_per_octave, enlargements);
+        let tried = tori.len();
+        for torus in tori {
             let total = torus.iter().try_fold(1usize, |a, &t| a.checked_mul(t)).filter(|&t| t <= MAX_TORUS_ENTRIES);
             let Some(total) = total else {
                 return Err(Error::TooLarge(format!(
@@ -337,10 +370,9 @@ impl LatticePlan {
                     plans,
                 });
             }
-            torus = torus.iter().map(|&m| smooth_size(2 * m)).collect();
         }
         Err(Error::Unsupported(format!(
-            "the circulant embedding of {kernel} on the {:?} lattice stays indefinite after {enlargements} enlargements of the torus",
+            "the circulant embedding of {kernel} on the {:?} lattice stays indefinite on all {tried} tori tried (from twice the lattice per axis up to {enlargements} doublings of that)",
             lattice.size
         )))
     }
@@ -577,12 +609,57 @@ mod tests {
     }
 
     #[test]
+    fn the_tori_tried_grow_by_quarter_octaves_through_the_doublings() {
+        // 1000 nodes: 1998 → 2000; then 2000·2^(k/4) rounded up to smooth sizes.
+        assert_eq!(
+            torus_sequence(&[1000], STEPS_PER_OCTAVE, 2),
+            [[2000], [2400], [2880], [3375], [4000], [4800], [5760], [6750], [8000]].map(|t| t.to_vec()).to_vec()
+        );
+        // One step per octave: the doublings alone (the sequence before the search).
+        assert_eq!(torus_sequence(&[11], 1, 2), vec![vec![20], vec![40], vec![80]]);
+        // Per axis in 2-D, repeats dropped.
+        assert_eq!(
+            torus_sequence(&[3, 1000], STEPS_PER_OCTAVE, 1),
+            vec![vec![4, 2000], vec![5, 2400], vec![6, 2880], vec![8, 4000]]
+        );
+    }
+
+    #[test]
+    fn the_quarter_octave_search_never_takes_a_larger_torus_and_often_a_smaller_one() {
+        // 200 × 200 nodes on [0, 1]² with lengthscales that need enlarged
+        // tori (on 1000 × 1000 nodes, measured once: exponential ℓ = 0.3 took
+        // 8000² by doubling and takes 4800² now; Matérn-3/2 ℓ = 0.14:
+        // 4000² → 3375²; Matérn-5/2 ℓ = 0.1: 4000² → 2880²).
+        let lattice = Lattice::new(vec![0.0, 0.0], vec![1.0, 1.0], vec![200, 200]).unwrap();
+        let mut smaller = 0;
+        for (kind, l) in [(KernelKind::Exponential, 0.3), (KernelKind::Matern32, 0.14), (KernelKind::Matern52, 0.1)] {
+            let kernel = Kernel::new(kind, l).unwrap();
+            let doubling = LatticePlan::build(&kernel, lattice.clone(), 1, MAX_ENLARGEMENTS).unwrap();
+            let searched = LatticePlan::new(&kernel, lattice.clone()).unwrap();
+            let (d, s) = (doubling.torus().to_vec(), searched.torus().to_vec());
+            assert!(s.iter().zip(&d).all(|(a, b)| a <= b), "{kind:?}: searched {s:?} vs doubling {d:?}");
+            // Every torus tried before the accepted one was rejected.
+            let seq = torus_sequence(&[200, 200], STEPS_PER_OCTAVE, MAX_ENLARGEMENTS);
+            let at = seq.iter().position(|t| *t == s).unwrap();
+            if at > 0 {
+                let before = torus_sequence(&[200, 200], STEPS_PER_OCTAVE, MAX_ENLARGEMENTS)[at - 1].clone();
+                assert!(before.iter().zip(&s).all(|(a, b)| a <= b));
+            }
+            eprintln!("{kind:?} ℓ = {l}: doubling {d:?}, searched {s:?}");
+            if s[0] < d[0] {
+                smaller += 1;
+            }
+        }
+        assert!(smaller >= 2, "the search found a smaller torus in only {smaller} of 3 cases");
+    }
+
+    #[test]
     fn indefinite_minimal_embedding_is_enlarged_and_released_covariance_is_exact() {
         // The squared-exponential kernel with ℓ = 0.4 on 11 points of [0, 1]:
         // the minimal torus (period 2) has clearly negative eigenvalues.
         let kernel = Kernel::new(KernelKind::SquaredExponential, 0.4).unwrap();
         let lattice = Lattice::new(vec![0.0], vec![1.0], vec![11]).unwrap();
-        let minimal = LatticePlan::build(&kernel, lattice.clone(), 0);
+        let minimal = LatticePlan::build(&kernel, lattice.clone(), 1, 0);
         assert!(matches!(minimal, Err(Error::Unsupported(_))), "the minimal embedding must be indefinite");
         let (plan, process, q) = setup(kernel, 11);
         assert!(plan.torus()[0] > smooth_size(20), "the torus was enlarged: {:?}", plan.torus());
