@@ -214,10 +214,22 @@ pub fn write_release(
     let mut header: Vec<String> = names.to_vec();
     header.extend((1..=draws).map(|l| format!("path_{l}")));
     w.write_record(&header)?;
+    // One reused cell buffer: no allocation per value (the same text as `{v}`).
+    let mut cell = String::with_capacity(32);
+    let mut field = |w: &mut csv::Writer<std::fs::File>, v: f64| -> csv::Result<()> {
+        use std::fmt::Write as _;
+        cell.clear();
+        let _ = write!(cell, "{v}");
+        w.write_field(cell.as_bytes())
+    };
     for (i, x) in pts.iter().enumerate() {
-        let mut rec: Vec<String> = x.iter().map(|v| format!("{v}")).collect();
-        rec.extend(rel.paths.iter().map(|p| format!("{}", p[i])));
-        w.write_record(&rec)?;
+        for &v in x {
+            field(&mut w, v)?;
+        }
+        for p in &rel.paths {
+            field(&mut w, p[i])?;
+        }
+        w.write_record(None::<&[u8]>)?;
     }
     w.flush()?;
     let report = &rel.report;
