@@ -87,6 +87,12 @@ impl ThompsonConfig {
         if spec.draws.get() != 1 {
             return refuse("draws", "each round releases `batch` paths");
         }
+        if spec.conversion == crate::privacy::Accounting::Pld {
+            return refuse(
+                "conversion pld",
+                "the PLD accountant is proven for covariance-only single releases; a loop composes its rounds' Rényi curves — use improved or paper",
+            );
+        }
         if spec.covariate_lattice.is_some() || spec.snap.is_some() {
             return refuse("covariate_lattice/snap", "the loop samples on its candidate set");
         }

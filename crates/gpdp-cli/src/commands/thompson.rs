@@ -45,7 +45,12 @@ pub const THOMPSON_EXAMPLE: &str = "gpdp thompson --data examples/thompson/trial
 
 /// Arguments of the loop itself.
 #[derive(Args, Debug, Clone)]
-#[command(allow_negative_numbers = true)]
+#[command(
+    allow_negative_numbers = true,
+    mut_arg("scale", |a| a.help("Kernel scale σ > 0 (prior GP(0, σ²k)), in the responses' units; finite for a loop. Larger σ = more private (mean term only).")),
+    mut_arg("draws", |a| a.hide(true)),
+    mut_arg("conversion", |a| a.help("RDP → (ε, δ) conversion of the loop's composed Rényi curves: improved (default) or paper (pld is refused: a loop composes Rényi curves)"))
+)]
 pub struct RunArgs {
     /// Private initial records CSV: covariate columns (x, or x1..xd, or
     /// those named by --x) and the response (y, or --y).

@@ -148,6 +148,11 @@ fn bad_inputs_are_refused_with_the_flag_or_value_named() {
     c.args(["--draws", "3"]);
     let msg = String::from_utf8(c.assert().failure().get_output().stderr.clone()).unwrap();
     assert!(msg.contains("--draws does not apply"), "{msg}");
+    // The PLD conversion is not proven for a loop: refused, not ignored.
+    let mut c = fixture(&dir.path().join("e"), 2);
+    c.args(["--conversion", "pld"]);
+    let msg = String::from_utf8(c.assert().failure().get_output().stderr.clone()).unwrap();
+    assert!(msg.contains("pld") && msg.contains("does not apply to a Thompson loop"), "{msg}");
 }
 
 #[test]
